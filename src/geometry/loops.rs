@@ -1,0 +1,258 @@
+//! From loose boundary pieces to parts: chain pieces whose ends meet within a tolerance into
+//! closed loops, nest loops by containment (even depth = outline, odd depth = hole), orient and
+//! flatten them conservatively, and reject what cannot be cut (open, self-crossing, zero area).
+
+use super::curve::{Piece, Side};
+use super::error::ImportError;
+use super::exact::{find_crossing, point_in_ring, signed_area};
+use super::primitives::{BBox, Point};
+use super::shape::Shape;
+use std::collections::HashMap;
+
+/// A closed loop of pieces, each piece's end meeting the next one's start.
+#[derive(Clone, Debug)]
+pub struct Loop {
+    pub pieces: Vec<Piece>,
+}
+
+impl Loop {
+    pub fn reversed(&self) -> Loop {
+        Loop { pieces: self.pieces.iter().rev().map(|p| p.reversed()).collect() }
+    }
+    fn rough(&self) -> Vec<Point> {
+        let mut v = Vec::new();
+        for p in &self.pieces {
+            p.rough_points(&mut v);
+        }
+        v
+    }
+    /// Conservative polygon of the loop, which must already run with its material on the left.
+    pub fn flatten(&self, tol: f64, side: Side) -> Vec<Point> {
+        let mut v = Vec::new();
+        for p in &self.pieces {
+            p.flatten(tol, side, &mut v);
+        }
+        v
+    }
+}
+
+/// Joins pieces into closed loops. Ends closer than `tol` are joined (the gap is closed by
+/// snapping, which moves a vertex by at most `tol`). An end that finds no partner is an open
+/// outline, reported with the gap to the nearest other free end.
+pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop>, ImportError> {
+    let mut loops = Vec::new();
+    let mut open: Vec<Piece> = Vec::new();
+    for p in dedup(pieces) {
+        if p.is_closed_loop() {
+            loops.push(Loop { pieces: vec![p] });
+        } else if p.start().dist(p.end()) <= tol && !matches!(p, Piece::Line { .. }) {
+            loops.push(Loop { pieces: vec![p] });
+        } else if p.start().dist(p.end()) > 1e-12 {
+            open.push(p);
+        }
+    }
+    // Spatial hash of free ends, cell = tol, so a lookup checks the 3x3 neighbourhood.
+    let cell = tol.max(1e-9);
+    let key = |p: Point| ((p.x / cell).floor() as i64, (p.y / cell).floor() as i64);
+    let mut ends: HashMap<(i64, i64), Vec<(usize, bool)>> = HashMap::new(); // (piece, is_end)
+    for (i, p) in open.iter().enumerate() {
+        ends.entry(key(p.start())).or_default().push((i, false));
+        ends.entry(key(p.end())).or_default().push((i, true));
+    }
+    let mut used = vec![false; open.len()];
+    let find = |at: Point, used: &Vec<bool>, ends: &HashMap<(i64, i64), Vec<(usize, bool)>>| -> Option<(usize, bool)> {
+        let (kx, ky) = key(at);
+        let mut best: Option<(usize, bool, f64)> = None;
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                if let Some(v) = ends.get(&(kx + dx, ky + dy)) {
+                    for &(i, is_end) in v {
+                        if used[i] {
+                            continue;
+                        }
+                        let q = if is_end { open[i].end() } else { open[i].start() };
+                        let d = q.dist(at);
+                        if d <= tol && best.is_none_or(|b| d < b.2) {
+                            best = Some((i, is_end, d));
+                        }
+                    }
+                }
+            }
+        }
+        best.map(|b| (b.0, b.1))
+    };
+    for start in 0..open.len() {
+        if used[start] {
+            continue;
+        }
+        used[start] = true;
+        let mut chain_pieces = vec![open[start].clone()];
+        let first = open[start].start();
+        loop {
+            let tail = chain_pieces.last().unwrap().end();
+            if chain_pieces.len() > 1 && tail.dist(first) <= tol {
+                break;
+            }
+            match find(tail, &used, &ends) {
+                Some((i, is_end)) => {
+                    used[i] = true;
+                    // a piece whose end meets our tail is walked backwards
+                    chain_pieces.push(if is_end { open[i].reversed() } else { open[i].clone() });
+                }
+                None => {
+                    if chain_pieces.len() > 1 || tail.dist(first) > tol {
+                        return Err(open_error(source_name, tail, first, &open, &used, tol));
+                    }
+                    break;
+                }
+            }
+        }
+        snap_joints(&mut chain_pieces);
+        loops.push(Loop { pieces: chain_pieces });
+    }
+    Ok(loops)
+}
+
+/// Report the gap nearest to the dangling end: to another free end if one exists, else to the
+/// start of its own chain.
+fn open_error(source_name: &str, tail: Point, first: Point, open: &[Piece], used: &[bool], tol: f64) -> ImportError {
+    let mut to = first;
+    let mut gap = tail.dist(first);
+    for (i, p) in open.iter().enumerate() {
+        if used[i] {
+            continue;
+        }
+        for q in [p.start(), p.end()] {
+            let d = q.dist(tail);
+            if d < gap {
+                gap = d;
+                to = q;
+            }
+        }
+    }
+    ImportError::OpenOutline { source_name: source_name.to_string(), from: tail, to, gap, tolerance: tol }
+}
+
+/// Make consecutive pieces meet exactly (lines move their end points; curves keep their shape,
+/// their neighbour lines absorb the sub-tolerance difference).
+fn snap_joints(pieces: &mut [Piece]) {
+    let n = pieces.len();
+    for i in 0..n {
+        let j = (i + 1) % n;
+        let e = pieces[i].end();
+        if let Piece::Line { a, .. } = &mut pieces[j] {
+            *a = e;
+        } else {
+            let s = pieces[j].start();
+            if let Piece::Line { b, .. } = &mut pieces[i] {
+                *b = s;
+            }
+        }
+    }
+}
+
+/// Drops exact duplicates (the same line or arc drawn twice, a common CAD artefact).
+fn dedup(pieces: Vec<Piece>) -> Vec<Piece> {
+    let mut seen = std::collections::HashSet::new();
+    let q = |v: f64| (v * 1e6).round() as i64;
+    pieces
+        .into_iter()
+        .filter(|p| {
+            let (a, b) = (p.start(), p.end());
+            let mut mid = Vec::new();
+            p.rough_points(&mut mid);
+            let m = mid.get(mid.len() / 2).copied().unwrap_or(a);
+            let (a, b) = if (q(a.x), q(a.y)) <= (q(b.x), q(b.y)) { (a, b) } else { (b, a) };
+            seen.insert((q(a.x), q(a.y), q(b.x), q(b.y), q(m.x), q(m.y), mid.len()))
+        })
+        .collect()
+}
+
+/// A part's outline with its holes, still as loops (before flattening).
+pub struct Outline {
+    pub outer: Loop,
+    pub holes: Vec<Loop>,
+    pub area: f64,
+}
+
+/// Nests loops by containment: loops at even depth are outlines, each owning the odd-depth
+/// loops directly inside it as holes (islands inside holes become outlines of their own).
+pub fn nest_loops(loops: Vec<Loop>, source_name: &str) -> Result<Vec<Outline>, ImportError> {
+    let rough: Vec<Vec<Point>> = loops.iter().map(|l| l.rough()).collect();
+    let areas: Vec<f64> = rough.iter().map(|r| signed_area(r)).collect();
+    let boxes: Vec<BBox> = rough.iter().map(|r| BBox::of(r.iter().copied())).collect();
+    // loops sorted by decreasing area: a container always comes before what it contains
+    let mut order: Vec<usize> = (0..loops.len()).collect();
+    order.sort_by(|&a, &b| areas[b].abs().total_cmp(&areas[a].abs()));
+    let mut parent: Vec<Option<usize>> = vec![None; loops.len()];
+    let mut depth = vec![0usize; loops.len()];
+    for (k, &i) in order.iter().enumerate() {
+        if areas[i].abs() < 1e-12 {
+            return Err(ImportError::ZeroArea { source_name: source_name.to_string() });
+        }
+        // the smallest earlier loop that contains this one
+        let probe = interior_probe(&rough[i]);
+        for &j in order[..k].iter().rev() {
+            if boxes[j].near(&boxes[i], 0.0) && point_in_ring(probe, &rough[j]) {
+                parent[i] = Some(j);
+                depth[i] = depth[j] + 1;
+                break;
+            }
+        }
+    }
+    let mut outlines: Vec<Outline> = Vec::new();
+    let mut index_of: HashMap<usize, usize> = HashMap::new();
+    for &i in &order {
+        let ccw = areas[i] > 0.0;
+        if depth[i] % 2 == 0 {
+            let outer = if ccw { loops[i].clone() } else { loops[i].reversed() };
+            index_of.insert(i, outlines.len());
+            outlines.push(Outline { outer, holes: vec![], area: areas[i].abs() });
+        } else {
+            let hole = if ccw { loops[i].reversed() } else { loops[i].clone() };
+            let o = index_of[&parent[i].unwrap()];
+            outlines[o].area -= areas[i].abs();
+            outlines[o].holes.push(hole);
+        }
+    }
+    Ok(outlines)
+}
+
+/// A point just inside a ring's boundary (next to its first edge), robust for concave rings
+/// that touch their container only at vertices.
+fn interior_probe(r: &[Point]) -> Point {
+    // midpoint of the longest edge, nudged a hair towards the inside
+    let n = r.len();
+    let mut best = 0;
+    let mut best_len = -1.0;
+    for i in 0..n {
+        let l = r[i].dist(r[(i + 1) % n]);
+        if l > best_len {
+            best_len = l;
+            best = i;
+        }
+    }
+    let a = r[best];
+    let b = r[(best + 1) % n];
+    let m = a.add(b).scale(0.5);
+    let d = b.sub(a).scale(1.0 / best_len.max(1e-300));
+    let left = Point::new(-d.y, d.x);
+    let sign = if signed_area(r) > 0.0 { 1.0 } else { -1.0 };
+    m.add(left.scale(sign * best_len * 1e-6))
+}
+
+/// Flattens an outline conservatively and checks it can be cut: no crossing edges, non-zero area.
+pub fn outline_to_shape(o: &Outline, tol: f64, side: Side, source_name: &str) -> Result<Shape, ImportError> {
+    let outer = o.outer.flatten(tol, side);
+    let holes: Vec<Vec<Point>> = o.holes.iter().map(|h| h.flatten(tol, side)).collect();
+    let mut rings = vec![outer.clone()];
+    rings.extend(holes.iter().cloned());
+    if let Some(at) = find_crossing(&rings) {
+        return Err(ImportError::SelfCrossing { source_name: source_name.to_string(), at });
+    }
+    let shape = Shape::new(outer, holes);
+    if shape.outer().len() < 3 || shape.area() <= 1e-9 {
+        return Err(ImportError::ZeroArea { source_name: source_name.to_string() });
+    }
+    Ok(shape)
+}
