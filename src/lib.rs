@@ -1,3 +1,8 @@
-//! kerf: a nesting engine and service. This crate holds the engines (geometry, nest2d) and the CLI.
+//! kerf: a nesting engine and service. This crate holds the engines (geometry, nest2d), the
+//! exports, the benchmarks and the CLI front ends; `kerf-kernels` holds the raster evaluations.
 
+pub mod bench;
+pub mod cli;
+pub mod export;
 pub mod geometry;
+pub mod nest2d;

@@ -1,1 +1,115 @@
-fn main(){}
+//! The `kerf` binary: subcommands over the library.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "kerf", version, about = "Nesting engine and service")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Nest DXF parts on sheets and write the layout (no server).
+    Nest {
+        /// A part file, optionally with a quantity: FILE[:QTY] (repeatable).
+        #[arg(long = "part", required = true)]
+        parts: Vec<String>,
+        /// A rectangular sheet: WIDTHxHEIGHT[:QTY] in millimetres (repeatable).
+        #[arg(long = "sheet")]
+        sheets: Vec<String>,
+        /// An irregular sheet outline from a DXF file: FILE[:QTY] (repeatable).
+        #[arg(long = "sheet-dxf")]
+        sheet_dxfs: Vec<String>,
+        /// Minimum distance between parts, in millimetres.
+        #[arg(long, default_value_t = 0.0)]
+        spacing: f64,
+        /// Time limit in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        time: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Allowed rotations: Any (90-degree steps), None, Rotate90, Rotate180, or a step in degrees.
+        #[arg(long, default_value = "Any")]
+        rotation: String,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Benchmarks that print tables.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// ESICUP strip packing (jagua-rs JSON): density at a time limit, layouts written and checked.
+    Esicup {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, default_value_t = 60.0)]
+        time: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads per instance (0: all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: u32,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn main() {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KERF_LOG").unwrap_or_else(|_| "warn".into())).with_writer(std::io::stderr).init();
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Nest { parts, sheets, sheet_dxfs, spacing, time, seed, rotation, out, svg } => {
+            kerf::cli::nest::run(kerf::cli::nest::NestArgs { parts, sheets, sheet_dxfs, spacing, time, seed, rotation, out, svg })
+        }
+        Cmd::Bench { which: BenchCmd::Esicup { files, time, seed, threads, out } } => bench_esicup(&files, time, seed, threads, &out),
+    }
+}
+
+fn bench_esicup(files: &[PathBuf], time: f64, seed: u64, threads: u32, out: &PathBuf) -> Result<()> {
+    use kerf::bench::esicup;
+    std::fs::create_dir_all(out)?;
+    let eval = kerf_kernels::CpuEvaluator;
+    println!("{:<10} {:>6} {:>9} {:>12} {:>8}  {}", "instance", "parts", "density%", "used_length", "seconds", "check");
+    let mut densities = Vec::new();
+    let mut failed = false;
+    for f in files {
+        let inst = esicup::load(f)?;
+        let settings = kerf::nest2d::Settings { max_run_time_s: time, seed, max_cpu: threads, objective: kerf::nest2d::Objective::MinimiseLength, ..Default::default() };
+        let o = esicup::run(&inst, settings, &eval)?;
+        let check = match &o.verified {
+            Ok(()) => "verified".to_string(),
+            Err(e) => {
+                failed = true;
+                format!("FAILED: {e}")
+            }
+        };
+        println!("{:<10} {:>6} {:>9.2} {:>12.3} {:>8.1}  {}", inst.name, o.parts, o.solution.density * 100.0, o.solution.used_length, o.seconds, check);
+        densities.push(o.solution.density * 100.0);
+        std::fs::write(out.join(format!("{}.json", inst.name)), serde_json::to_string_pretty(&o.solution)?)?;
+        std::fs::write(out.join(format!("{}.svg", inst.name)), &o.svg)?;
+    }
+    if !densities.is_empty() {
+        println!("{:<10} {:>6} {:>9.2}", "mean", "", densities.iter().sum::<f64>() / densities.len() as f64);
+    }
+    if failed {
+        anyhow::bail!("some layouts failed the exact check");
+    }
+    Ok(())
+}

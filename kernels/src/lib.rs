@@ -1,1 +1,53 @@
-pub fn x(){}
+//! kerf-kernels: the raster evaluations of kerf's 2D search behind one interface.
+//!
+//! Every backend computes the same integers for the same input: overlap counts are cell counts,
+//! weights are fixed point (`WEIGHT_ONE`), sums are u64. The CPU backend is the reference; a wgpu
+//! backend (WGSL in `shaders/`) implements the same trait.
+
+pub mod cpu;
+pub mod occupancy;
+pub mod raster;
+
+pub use cpu::CpuEvaluator;
+pub use occupancy::Occupancy;
+pub use raster::{pair_overlap, PartRaster, Placed, Run, WEIGHT_ONE};
+
+/// Which coordinate a line scan varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+}
+
+/// An inclusive rectangle of candidate positions (cell offsets of the raster's origin).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub x_lo: i32,
+    pub x_hi: i32,
+    pub y_lo: i32,
+    pub y_hi: i32,
+}
+
+/// The raster evaluations the 2D search needs.
+pub trait Evaluator: Send + Sync {
+    /// Backend and adapter, for logs and runtime reports ("cpu", "gpu: NAME").
+    fn name(&self) -> String;
+
+    /// The first position in (x, then y) order within `bounds` where `part` covers no set cell of
+    /// `occ`; cells outside the grid count as set.
+    fn first_fit(&self, occ: &Occupancy, part: &PartRaster, bounds: Bounds) -> Option<(i32, i32)>;
+
+    /// Weighted overlap of `part` with `others` at every position along a line: with `Axis::X`,
+    /// positions (x, fixed) for x in range.0..=range.1; with `Axis::Y`, (fixed, y).
+    /// Each other part contributes shared cells x its weight.
+    fn overlap_line(&self, part: &PartRaster, axis: Axis, fixed: i32, range: (i32, i32), others: &[Placed]) -> Vec<u64>;
+
+    /// Weighted overlap map over a rectangle of positions, row-major (y outer, x inner).
+    fn overlap_map(&self, part: &PartRaster, bounds: Bounds, others: &[Placed]) -> Vec<u64> {
+        let mut out = Vec::new();
+        for y in bounds.y_lo..=bounds.y_hi {
+            out.extend(self.overlap_line(part, Axis::X, y, (bounds.x_lo, bounds.x_hi), others));
+        }
+        out
+    }
+}

@@ -1,0 +1,109 @@
+//! The sheet's occupancy grid for constructive (first-fit) placement: one bit per cell, plus the
+//! longest vertical free run per column so that hopeless columns are skipped at once.
+
+use crate::raster::PartRaster;
+
+#[derive(Clone, Debug)]
+pub struct Occupancy {
+    width: u32,
+    height: u32,
+    words: usize,
+    bits: Vec<u64>,
+    /// Longest run of free cells in each column.
+    max_free_run: Vec<u32>,
+}
+
+impl Occupancy {
+    pub fn new(width: u32, height: u32) -> Occupancy {
+        let words = (width as usize).div_ceil(64);
+        Occupancy { width, height, words, bits: vec![0; words * height as usize], max_free_run: vec![height; width as usize] }
+    }
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+    pub fn is_set(&self, x: u32, y: u32) -> bool {
+        self.bits[y as usize * self.words + (x / 64) as usize] >> (x % 64) & 1 == 1
+    }
+    pub fn set(&mut self, x: u32, y: u32) {
+        self.bits[y as usize * self.words + (x / 64) as usize] |= 1 << (x % 64);
+    }
+    pub fn max_free_run(&self, x: u32) -> u32 {
+        self.max_free_run[x as usize]
+    }
+
+    /// Marks the cells of `r` at (x, y) (clipped to the grid) and refreshes column summaries.
+    pub fn place(&mut self, r: &PartRaster, x: i32, y: i32) {
+        for ry in 0..r.height() {
+            let gy = y + ry as i32;
+            if gy < 0 || gy >= self.height as i32 {
+                continue;
+            }
+            for run in r.row(ry) {
+                let a = (x + run[0] as i32).max(0);
+                let b = (x + run[1] as i32).min(self.width as i32);
+                for gx in a..b {
+                    self.set(gx as u32, gy as u32);
+                }
+            }
+        }
+        let x0 = x.max(0) as u32;
+        let x1 = ((x + r.width() as i32).max(0) as u32).min(self.width);
+        for gx in x0..x1 {
+            self.refresh_column(gx);
+        }
+    }
+
+    /// Marks a rectangle of cells blocked (sheet borders, defects).
+    pub fn block_rect(&mut self, x0: u32, y0: u32, x1: u32, y1: u32) {
+        for y in y0..y1.min(self.height) {
+            for x in x0..x1.min(self.width) {
+                self.set(x, y);
+            }
+        }
+        for x in x0..x1.min(self.width) {
+            self.refresh_column(x);
+        }
+    }
+
+    fn refresh_column(&mut self, x: u32) {
+        let mut best = 0;
+        let mut cur = 0;
+        for y in 0..self.height {
+            if self.is_set(x, y) {
+                cur = 0;
+            } else {
+                cur += 1;
+                best = best.max(cur);
+            }
+        }
+        self.max_free_run[x as usize] = best;
+    }
+
+    /// First set cell in row `y` within [a, b), if any.
+    pub fn first_set_in_row(&self, y: u32, a: u32, b: u32) -> Option<u32> {
+        if a >= b {
+            return None;
+        }
+        let row = &self.bits[y as usize * self.words..(y as usize + 1) * self.words];
+        let (wa, wb) = ((a / 64) as usize, ((b - 1) / 64) as usize);
+        for (w, &word) in row.iter().enumerate().take(wb + 1).skip(wa) {
+            let mut m = word;
+            if w == wa {
+                m &= !0u64 << (a % 64);
+            }
+            if w == wb {
+                let hi = (b - 1) % 64;
+                if hi < 63 {
+                    m &= (1u64 << (hi + 1)) - 1;
+                }
+            }
+            if m != 0 {
+                return Some(w as u32 * 64 + m.trailing_zeros());
+            }
+        }
+        None
+    }
+}

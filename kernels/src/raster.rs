@@ -1,0 +1,140 @@
+//! Raster shapes: a part in one orientation as runs of occupied cells, by row and by column.
+
+/// A half-open run of cells `[start, end)`.
+pub type Run = [u32; 2];
+
+/// A part raster: occupied cells of a `width` x `height` box, stored as row runs (for
+/// horizontal scans and fit tests) and column runs (for vertical scans and fit jumps).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartRaster {
+    width: u32,
+    height: u32,
+    row_start: Vec<u32>,
+    row_runs: Vec<Run>,
+    col_start: Vec<u32>,
+    col_runs: Vec<Run>,
+    area: u64,
+}
+
+impl PartRaster {
+    /// Builds a raster from sorted, disjoint runs per row (`rows.len() == height`).
+    pub fn from_row_runs(width: u32, rows: Vec<Vec<Run>>) -> PartRaster {
+        let height = rows.len() as u32;
+        let mut grid = vec![false; (width * height) as usize];
+        let mut row_start = Vec::with_capacity(rows.len() + 1);
+        let mut row_runs = Vec::new();
+        let mut area = 0u64;
+        for (y, runs) in rows.iter().enumerate() {
+            row_start.push(row_runs.len() as u32);
+            for &[a, b] in runs {
+                debug_assert!(a < b && b <= width);
+                for x in a..b {
+                    grid[y * width as usize + x as usize] = true;
+                }
+            }
+            // re-derive runs from the grid so overlapping input runs are merged
+            let row = &grid[y * width as usize..(y + 1) * width as usize];
+            for r in runs_of(row) {
+                area += (r[1] - r[0]) as u64;
+                row_runs.push(r);
+            }
+        }
+        row_start.push(row_runs.len() as u32);
+        let mut col_start = Vec::with_capacity(width as usize + 1);
+        let mut col_runs = Vec::new();
+        let mut col = vec![false; height as usize];
+        for x in 0..width as usize {
+            col_start.push(col_runs.len() as u32);
+            for y in 0..height as usize {
+                col[y] = grid[y * width as usize + x];
+            }
+            col_runs.extend(runs_of(&col));
+        }
+        col_start.push(col_runs.len() as u32);
+        PartRaster { width, height, row_start, row_runs, col_start, col_runs, area }
+    }
+
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+    /// Number of occupied cells.
+    pub fn area(&self) -> u64 {
+        self.area
+    }
+    pub fn row(&self, y: u32) -> &[Run] {
+        &self.row_runs[self.row_start[y as usize] as usize..self.row_start[y as usize + 1] as usize]
+    }
+    pub fn col(&self, x: u32) -> &[Run] {
+        &self.col_runs[self.col_start[x as usize] as usize..self.col_start[x as usize + 1] as usize]
+    }
+    pub fn contains(&self, x: u32, y: u32) -> bool {
+        x < self.width && y < self.height && self.row(y).iter().any(|r| r[0] <= x && x < r[1])
+    }
+    /// Total number of row runs (a measure of evaluation cost).
+    pub fn run_count(&self) -> usize {
+        self.row_runs.len()
+    }
+}
+
+fn runs_of(cells: &[bool]) -> Vec<Run> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cells.len() {
+        if cells[i] {
+            let s = i;
+            while i < cells.len() && cells[i] {
+                i += 1;
+            }
+            out.push([s as u32, i as u32]);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A part raster placed at integer cell offset (`x`, `y`) with a penalty weight
+/// (fixed point: `WEIGHT_ONE` is weight 1).
+#[derive(Clone, Copy, Debug)]
+pub struct Placed<'a> {
+    pub raster: &'a PartRaster,
+    pub x: i32,
+    pub y: i32,
+    pub weight: u32,
+}
+
+/// Fixed-point unit of pair weights, so that every backend sums the same integers.
+pub const WEIGHT_ONE: u32 = 256;
+
+/// Number of cells shared by two placed rasters.
+pub fn pair_overlap(a: &PartRaster, ax: i32, ay: i32, b: &PartRaster, bx: i32, by: i32) -> u64 {
+    let y0 = ay.max(by);
+    let y1 = (ay + a.height as i32).min(by + b.height as i32);
+    if y0 >= y1 || ax >= bx + b.width as i32 || bx >= ax + a.width as i32 {
+        return 0;
+    }
+    let mut total = 0u64;
+    for y in y0..y1 {
+        let ra = a.row((y - ay) as u32);
+        let rb = b.row((y - by) as u32);
+        let (mut i, mut j) = (0, 0);
+        while i < ra.len() && j < rb.len() {
+            let (a0, a1) = (ra[i][0] as i32 + ax, ra[i][1] as i32 + ax);
+            let (b0, b1) = (rb[j][0] as i32 + bx, rb[j][1] as i32 + bx);
+            let lo = a0.max(b0);
+            let hi = a1.min(b1);
+            if hi > lo {
+                total += (hi - lo) as u64;
+            }
+            if a1 < b1 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+    }
+    total
+}

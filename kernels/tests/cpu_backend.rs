@@ -1,0 +1,105 @@
+//! The CPU backend against brute force on small random rasters.
+
+use kerf_kernels::*;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_raster(rng: &mut Rng, max: u64) -> PartRaster {
+    let w = 1 + rng.below(max) as u32;
+    let h = 1 + rng.below(max) as u32;
+    let rows = (0..h)
+        .map(|_| {
+            let mut runs = vec![];
+            let mut x = rng.below(w as u64) as u32;
+            while x < w {
+                let e = (x + 1 + rng.below(4) as u32).min(w);
+                runs.push([x, e]);
+                x = e + 1 + rng.below(3) as u32;
+            }
+            runs
+        })
+        .collect();
+    PartRaster::from_row_runs(w, rows)
+}
+
+fn brute_overlap(a: &PartRaster, ax: i32, ay: i32, b: &PartRaster, bx: i32, by: i32) -> u64 {
+    let mut n = 0;
+    for y in 0..a.height() {
+        for x in 0..a.width() {
+            if a.contains(x, y) {
+                let (gx, gy) = (ax + x as i32 - bx, ay + y as i32 - by);
+                if gx >= 0 && gy >= 0 && b.contains(gx as u32, gy as u32) {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn line_scans_match_brute_force() {
+    let mut rng = Rng(0x9E3779B97F4A7C15);
+    let cpu = CpuEvaluator;
+    for _ in 0..200 {
+        let part = random_raster(&mut rng, 9);
+        let others: Vec<(PartRaster, i32, i32, u32)> = (0..3)
+            .map(|_| (random_raster(&mut rng, 9), rng.below(20) as i32, rng.below(20) as i32, 1 + rng.below(600) as u32))
+            .collect();
+        let placed: Vec<Placed> = others.iter().map(|(r, x, y, w)| Placed { raster: r, x: *x, y: *y, weight: *w }).collect();
+        let fixed = rng.below(20) as i32 - 3;
+        for axis in [Axis::X, Axis::Y] {
+            let got = cpu.overlap_line(&part, axis, fixed, (-5, 25), &placed);
+            for (i, v) in got.iter().enumerate() {
+                let p = -5 + i as i32;
+                let (x, y) = if axis == Axis::X { (p, fixed) } else { (fixed, p) };
+                let want: u64 = others.iter().map(|(r, ox, oy, w)| brute_overlap(&part, x, y, r, *ox, *oy) * *w as u64).sum();
+                assert_eq!(*v, want, "{axis:?} at ({x},{y})");
+                let pair: u64 = others.iter().map(|(r, ox, oy, w)| pair_overlap(&part, x, y, r, *ox, *oy) * *w as u64).sum();
+                assert_eq!(pair, want);
+            }
+        }
+    }
+}
+
+#[test]
+fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
+    let mut rng = Rng(42);
+    let cpu = CpuEvaluator;
+    for _ in 0..100 {
+        let mut occ = Occupancy::new(24, 16);
+        for _ in 0..4 {
+            let r = random_raster(&mut rng, 8);
+            occ.place(&r, rng.below(20) as i32, rng.below(12) as i32);
+        }
+        let part = random_raster(&mut rng, 6);
+        let b = Bounds { x_lo: 0, x_hi: 30, y_lo: 0, y_hi: 30 };
+        let got = cpu.first_fit(&occ, &part, b);
+        let fits = |x: i32, y: i32| {
+            (0..part.height()).all(|ry| {
+                (0..part.width()).all(|rx| !part.contains(rx, ry) || !occ.is_set((x + rx as i32) as u32, (y + ry as i32) as u32))
+            })
+        };
+        let mut want = None;
+        'o: for x in 0..=(24 - part.width() as i32) {
+            for y in 0..=(16 - part.height() as i32) {
+                if fits(x, y) {
+                    want = Some((x, y));
+                    break 'o;
+                }
+            }
+        }
+        assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,164 @@
+//! ESICUP strip packing in the jagua-rs JSON format: one sheet of height `strip_height` and free
+//! length; density = total item area / (strip height x used length).
+
+use crate::geometry::{PartGeometry, Point, Shape};
+use crate::nest2d::{self, CancelHandle, PartSpec, Problem, Settings, SheetSpec};
+use kerf_kernels::Evaluator;
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+pub struct Instance {
+    pub name: String,
+    pub strip_height: f64,
+    pub items: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+pub struct Item {
+    pub id: u64,
+    pub demand: u32,
+    #[serde(default)]
+    pub allowed_orientations: Option<Vec<f64>>,
+    pub shape: ItemShape,
+}
+
+#[derive(Deserialize)]
+pub struct ItemShape {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub data: Vec<[f64; 2]>,
+}
+
+/// Rotations tried where the instance allows any angle.
+pub const FREE_ROTATION_STEP: f64 = 30.0;
+
+#[derive(Serialize, Deserialize)]
+pub struct Solution {
+    pub instance: String,
+    pub strip_height: f64,
+    pub used_length: f64,
+    pub density: f64,
+    pub placements: Vec<SolutionPlacement>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct SolutionPlacement {
+    pub item_id: u64,
+    pub rotation: f64,
+    pub mirrored: bool,
+    pub x: f64,
+    pub y: f64,
+}
+
+pub fn load(path: &std::path::Path) -> anyhow::Result<Instance> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let inst: Instance = serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not a jagua-rs instance ({e})", path.display()))?;
+    for it in &inst.items {
+        if it.shape.kind != "simple_polygon" || it.shape.data.len() < 3 {
+            anyhow::bail!("{}: item {}: only simple_polygon shapes with 3+ vertices are supported", path.display(), it.id);
+        }
+    }
+    Ok(inst)
+}
+
+pub fn problem(inst: &Instance, settings: Settings) -> Problem {
+    let parts: Vec<PartSpec> = inst
+        .items
+        .iter()
+        .map(|it| {
+            let pts: Vec<Point> = it.shape.data.iter().map(|p| Point::new(p[0], p[1])).collect();
+            let rotations = match &it.allowed_orientations {
+                Some(v) if !v.is_empty() => v.clone(),
+                _ => (0..(360.0 / FREE_ROTATION_STEP) as u32).map(|k| k as f64 * FREE_ROTATION_STEP).collect(),
+            };
+            PartSpec {
+                id: it.id.to_string(),
+                geometry: PartGeometry::single(Shape::new(pts, vec![])),
+                quantity: it.demand,
+                rotations,
+                allow_mirror: false,
+                priority: 0,
+                spacing_override: None,
+                nest_as_rectangle: false,
+                filler_quantity: 0,
+            }
+        })
+        .collect();
+    // a strip long enough for every part side by side
+    let length: f64 = parts
+        .iter()
+        .map(|p| {
+            let b = p.geometry.bbox();
+            b.width().max(b.height()) * p.quantity as f64
+        })
+        .sum::<f64>()
+        .max(inst.strip_height);
+    let mut sheet = SheetSpec::rectangle("strip", length, inst.strip_height);
+    sheet.quantity = Some(1);
+    Problem { parts, sheets: vec![sheet], settings }
+}
+
+pub struct Outcome {
+    pub solution: Solution,
+    pub parts: u32,
+    pub placed: u32,
+    pub seconds: f64,
+    pub verified: Result<(), String>,
+    pub svg: String,
+}
+
+pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow::Result<Outcome> {
+    let problem = problem(inst, settings);
+    let cancel = CancelHandle::default();
+    let result = nest2d::nest(&problem, eval, &cancel, &|_| {})?;
+    let layout = result.layouts.first().ok_or_else(|| anyhow::anyhow!("{}: nothing placed", inst.name))?;
+    let item_area: f64 = problem.parts.iter().map(|p| p.geometry.area() * p.quantity as f64).sum();
+    let used = result.stats.used_length;
+    let solution = Solution {
+        instance: inst.name.clone(),
+        strip_height: inst.strip_height,
+        used_length: used,
+        density: item_area / (inst.strip_height * used),
+        placements: layout
+            .placements
+            .iter()
+            .map(|p| SolutionPlacement { item_id: inst.items[p.part].id, rotation: p.rotation, mirrored: p.mirrored, x: p.x, y: p.y })
+            .collect(),
+    };
+    let verified = check_solution(inst, &solution);
+    let svg = crate::export::svg::layouts_svg(&problem, &result.layouts, Some(used));
+    Ok(Outcome { parts: result.stats.parts_requested, placed: result.stats.parts_placed, seconds: result.stats.elapsed_s, solution, verified, svg })
+}
+
+/// Rebuilds every placed item from the instance file alone (as an outside reader would) and
+/// checks the layout exactly: every demanded item placed, none overlapping, all inside the strip
+/// of the stated used length, and the density recomputed.
+pub fn check_solution(inst: &Instance, sol: &Solution) -> Result<(), String> {
+    use crate::nest2d::verify::{placed_geometry, verify_sheet, PlacedShape};
+    let demand: u32 = inst.items.iter().map(|i| i.demand).sum();
+    if sol.placements.len() as u32 != demand {
+        return Err(format!("{} of {demand} items placed", sol.placements.len()));
+    }
+    let mut shapes = Vec::new();
+    for (k, p) in sol.placements.iter().enumerate() {
+        let it = inst.items.iter().find(|i| i.id == p.item_id).ok_or(format!("unknown item {}", p.item_id))?;
+        if let Some(allowed) = &it.allowed_orientations {
+            if !allowed.iter().any(|a| (a - p.rotation).abs() < 1e-9) {
+                return Err(format!("item {} rotated {} degrees, not allowed", p.item_id, p.rotation));
+            }
+        }
+        let g = PartGeometry::single(Shape::new(it.shape.data.iter().map(|q| Point::new(q[0], q[1])).collect(), vec![]));
+        shapes.push(PlacedShape { label: format!("item {} (placement {k})", p.item_id), geometry: placed_geometry(&g, p.mirrored, p.rotation, p.x, p.y), spacing: 0.0 });
+    }
+    let strip = SheetSpec::rectangle("strip", sol.used_length, inst.strip_height);
+    let v = verify_sheet(&strip, &shapes);
+    if let Some(first) = v.first() {
+        return Err(format!("{} violation(s), first: {first}", v.len()));
+    }
+    let area: f64 = shapes.iter().map(|s| s.geometry.area()).sum();
+    let density = area / (inst.strip_height * sol.used_length);
+    if (density - sol.density).abs() > 1e-9 {
+        return Err(format!("density recomputes to {density}, file says {}", sol.density));
+    }
+    Ok(())
+}

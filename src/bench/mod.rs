@@ -1,0 +1,3 @@
+//! Benchmarks run from the CLI (`kerf bench ...`); they print tables, never assert times.
+
+pub mod esicup;

@@ -1,0 +1,3 @@
+//! Command-line front ends of the engines (no server).
+
+pub mod nest;

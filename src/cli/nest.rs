@@ -1,0 +1,160 @@
+//! `kerf nest`: one nest from DXF files, no server.
+
+use crate::geometry::{import_dxf, import_dxf_sheet, ImportOptions};
+use crate::nest2d::{self, CancelHandle, PartSpec, Problem, Settings, SheetShape, SheetSpec};
+use anyhow::{anyhow, bail, Context, Result};
+
+/// Splits `VALUE[:QTY]`; the quantity must be a positive integer.
+fn with_qty(arg: &str, what: &str) -> Result<(String, Option<u32>)> {
+    match arg.rsplit_once(':') {
+        Some((v, q)) if !q.is_empty() && q.chars().all(|c| c.is_ascii_digit()) => {
+            let n: u32 = q.parse().map_err(|_| anyhow!("{what} '{arg}': quantity '{q}' is not a whole number"))?;
+            if n == 0 {
+                bail!("{what} '{arg}': quantity must be at least 1");
+            }
+            Ok((v.to_string(), Some(n)))
+        }
+        _ => Ok((arg.to_string(), None)),
+    }
+}
+
+/// Parses `--rotation`: Any (90-degree steps), None, Rotate90, Rotate180, or a step in degrees.
+pub fn rotations(spec: &str) -> Result<Vec<f64>> {
+    let k = spec.to_ascii_lowercase().replace(['_', '-', ' '], "");
+    let step = match k.as_str() {
+        "any" | "rotate90" => 90.0,
+        "none" => 360.0,
+        "rotate180" => 180.0,
+        other => other.parse::<f64>().map_err(|_| anyhow!("--rotation '{spec}': use Any, None, Rotate90, Rotate180 or a step in degrees"))?,
+    };
+    if !(step > 0.0 && step <= 360.0) {
+        bail!("--rotation '{spec}': the step must be between 0 and 360 degrees");
+    }
+    Ok((0..((360.0 / step).round().max(1.0) as u32)).map(|i| i as f64 * step).filter(|a| *a < 360.0 - 1e-9).collect())
+}
+
+pub struct NestArgs {
+    pub parts: Vec<String>,
+    pub sheets: Vec<String>,
+    pub sheet_dxfs: Vec<String>,
+    pub spacing: f64,
+    pub time: f64,
+    pub seed: u64,
+    pub rotation: String,
+    pub out: std::path::PathBuf,
+    pub svg: Option<std::path::PathBuf>,
+}
+
+pub fn run(a: NestArgs) -> Result<()> {
+    if a.parts.is_empty() {
+        bail!("give at least one --part FILE[:QTY]");
+    }
+    if a.sheets.is_empty() && a.sheet_dxfs.is_empty() {
+        bail!("give at least one --sheet WxH[:QTY] or --sheet-dxf FILE[:QTY]");
+    }
+    if !(a.spacing >= 0.0 && a.spacing.is_finite()) {
+        bail!("--spacing must be a non-negative number of millimetres");
+    }
+    if !(a.time > 0.0 && a.time.is_finite()) {
+        bail!("--time must be a positive number of seconds");
+    }
+    let rot = rotations(&a.rotation)?;
+    let opts = ImportOptions::default();
+    let mut parts = Vec::new();
+    for arg in &a.parts {
+        let (file, qty) = with_qty(arg, "--part")?;
+        let bytes = std::fs::read(&file).with_context(|| format!("--part {file}: cannot read the file"))?;
+        let name = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or(file.clone());
+        let imported = import_dxf(&name, &bytes, &opts).map_err(|e| anyhow!("--part {e}"))?;
+        for w in &imported.warnings {
+            eprintln!("warning: {w}");
+        }
+        for p in imported.parts {
+            parts.push(PartSpec {
+                id: p.name,
+                geometry: p.geometry,
+                quantity: qty.unwrap_or(1),
+                rotations: rot.clone(),
+                allow_mirror: false,
+                priority: 0,
+                spacing_override: None,
+                nest_as_rectangle: false,
+                filler_quantity: 0,
+            });
+        }
+    }
+    let mut sheets = Vec::new();
+    for arg in &a.sheets {
+        let (dims, qty) = with_qty(arg, "--sheet")?;
+        let (w, h) = dims
+            .split_once(['x', 'X'])
+            .and_then(|(w, h)| Some((w.trim().parse::<f64>().ok()?, h.trim().parse::<f64>().ok()?)))
+            .filter(|(w, h)| *w > 0.0 && *h > 0.0 && w.is_finite() && h.is_finite())
+            .ok_or_else(|| anyhow!("--sheet '{arg}': expected WIDTHxHEIGHT in millimetres, for example 3000x1500"))?;
+        let mut s = SheetSpec::rectangle(&format!("{w}x{h}"), w, h);
+        s.quantity = qty;
+        sheets.push(s);
+    }
+    for arg in &a.sheet_dxfs {
+        let (file, qty) = with_qty(arg, "--sheet-dxf")?;
+        let bytes = std::fs::read(&file).with_context(|| format!("--sheet-dxf {file}: cannot read the file"))?;
+        let (shape, warnings) = import_dxf_sheet(&file, &bytes, &opts).map_err(|e| anyhow!("--sheet-dxf {e}"))?;
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        // put the outline's box at the origin
+        let b = shape.bbox();
+        let shape = shape.translate(-b.min.x, -b.min.y);
+        let mut s = SheetSpec::rectangle(&file, b.width(), b.height());
+        s.shape = SheetShape::Outline(shape);
+        s.quantity = qty;
+        sheets.push(s);
+    }
+    let settings = Settings { part_spacing: a.spacing, max_run_time_s: a.time, seed: a.seed, ..Default::default() };
+    let problem = Problem { parts, sheets, settings };
+    let eval = kerf_kernels::CpuEvaluator;
+    let result = nest2d::nest(&problem, &eval, &CancelHandle::default(), &|_| {}).map_err(|e| anyhow!("{e}"))?;
+
+    println!("{:<6} {:<24} {:>5} {:>7} {:>8} {:>12}", "layout", "sheet", "times", "parts", "util %", "used length");
+    for (i, l) in result.layouts.iter().enumerate() {
+        println!("{:<6} {:<24} {:>5} {:>7} {:>8.2} {:>12.2}", i + 1, problem.sheets[l.sheet].id, l.multiplicity, l.placements.len(), l.utilisation, l.used_length);
+    }
+    let st = &result.stats;
+    println!("sheets {}  parts placed {}/{}  utilisation {:.2} %  {:.1} s  engine {}", st.sheets_used, st.parts_placed, st.parts_requested, st.utilisation, st.elapsed_s, result.engine);
+    for u in &result.unplaced {
+        println!("unplaced: {} x{}: {}", problem.parts[u.part].id, u.quantity, u.reason);
+    }
+    let json = layout_json(&problem, &result);
+    std::fs::write(&a.out, serde_json::to_string_pretty(&json)?).with_context(|| format!("--out {}: cannot write", a.out.display()))?;
+    if let Some(svg) = &a.svg {
+        std::fs::write(svg, crate::export::svg::layouts_svg(&problem, &result.layouts, None)).with_context(|| format!("--svg {}: cannot write", svg.display()))?;
+    }
+    Ok(())
+}
+
+fn layout_json(problem: &Problem, r: &nest2d::NestResult) -> serde_json::Value {
+    use serde_json::json;
+    json!({
+        "Units": "mm",
+        "Engine": r.engine,
+        "Statistics": {
+            "Utilisation": r.stats.utilisation, "SheetsUsed": r.stats.sheets_used, "PartsRequested": r.stats.parts_requested,
+            "PartsPlaced": r.stats.parts_placed, "PartsUnplaced": r.stats.parts_unplaced, "UsedLength": r.stats.used_length,
+            "ElapsedSeconds": r.stats.elapsed_s,
+        },
+        "Sheets": r.layouts.iter().enumerate().map(|(i, l)| {
+            let (w, h) = problem.sheets[l.sheet].extent();
+            json!({
+                "SheetIdentifier": problem.sheets[l.sheet].id, "LayoutIndex": i, "Multiplicity": l.multiplicity,
+                "XDimension": w, "YDimension": h, "Utilisation": l.utilisation, "UsedLength": l.used_length,
+                "Placements": l.placements.iter().map(|p| json!({
+                    "PartIdentifier": problem.parts[p.part].id, "InstanceIndex": p.instance, "X": p.x, "Y": p.y,
+                    "Rotation": p.rotation, "Mirrored": p.mirrored, "IsFiller": p.is_filler,
+                })).collect::<Vec<_>>(),
+            })
+        }).collect::<Vec<_>>(),
+        "UnplacedParts": r.unplaced.iter().map(|u| json!({
+            "PartIdentifier": problem.parts[u.part].id, "UnplacedQuantity": u.quantity, "Reason": u.reason,
+        })).collect::<Vec<_>>(),
+    })
+}

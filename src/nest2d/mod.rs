@@ -1,0 +1,13 @@
+//! The 2D nesting engine: problem model, raster search (through `kerf-kernels`), exact
+//! verification, interim results.
+
+pub mod engine;
+pub mod frame;
+pub mod model;
+pub mod raster;
+pub mod rng;
+pub mod search;
+pub mod verify;
+
+pub use engine::{enforce_verified, nest, placed_shapes, CancelHandle, NestError};
+pub use model::*;

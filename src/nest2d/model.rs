@@ -1,0 +1,225 @@
+//! The 2D problem and its answer, in engine terms (no wire names, no JSON).
+
+use crate::geometry::{PartGeometry, Shape};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Fill along the sheet's X dimension (used length is measured in X).
+    #[default]
+    X,
+    Y,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Origin {
+    #[default]
+    BottomLeft,
+    TopLeft,
+    TopRight,
+    BottomRight,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Objective {
+    #[default]
+    MaximiseUtilisation,
+    MinimiseSheetCount,
+    MinimiseLength,
+    MinimiseCost,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum InnerLoopFill {
+    /// Holes of parts stay empty.
+    None,
+    /// Small parts may go into holes of larger ones.
+    #[default]
+    Allow,
+    /// As Allow (the search already takes hole space when it is the best place).
+    Prefer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FillerStrategy {
+    #[default]
+    None,
+    FillLastSheet,
+    FillAllSheets,
+}
+
+/// One part type to nest.
+#[derive(Clone, Debug)]
+pub struct PartSpec {
+    pub id: String,
+    pub geometry: PartGeometry,
+    pub quantity: u32,
+    /// Allowed rotations in degrees, counter-clockwise (at least one).
+    pub rotations: Vec<f64>,
+    pub allow_mirror: bool,
+    /// Higher is nested first.
+    pub priority: i32,
+    pub spacing_override: Option<f64>,
+    pub nest_as_rectangle: bool,
+    /// Extra copies placed only where room is left (per FillerStrategy).
+    pub filler_quantity: u32,
+}
+
+#[derive(Clone, Debug)]
+pub enum SheetShape {
+    Rectangle { width: f64, height: f64 },
+    /// An irregular sheet; its holes are defects to keep clear of.
+    Outline(Shape),
+}
+
+#[derive(Clone, Debug)]
+pub struct SheetSpec {
+    pub id: String,
+    pub shape: SheetShape,
+    /// None: as many as needed.
+    pub quantity: Option<u32>,
+    pub priority: i32,
+    pub top: f64,
+    pub left: f64,
+    pub right: f64,
+    pub bottom: f64,
+    /// Clearance from the outline and defects of an irregular sheet.
+    pub irregular_spacing: f64,
+}
+
+impl SheetSpec {
+    pub fn rectangle(id: &str, width: f64, height: f64) -> SheetSpec {
+        SheetSpec {
+            id: id.into(),
+            shape: SheetShape::Rectangle { width, height },
+            quantity: None,
+            priority: 0,
+            top: 0.0,
+            left: 0.0,
+            right: 0.0,
+            bottom: 0.0,
+            irregular_spacing: 0.0,
+        }
+    }
+    /// Width and height of the sheet's bounding box (the outline's box for irregular sheets).
+    pub fn extent(&self) -> (f64, f64) {
+        match &self.shape {
+            SheetShape::Rectangle { width, height } => (*width, *height),
+            SheetShape::Outline(s) => {
+                let b = s.bbox();
+                (b.max.x, b.max.y)
+            }
+        }
+    }
+    pub fn area(&self) -> f64 {
+        match &self.shape {
+            SheetShape::Rectangle { width, height } => width * height,
+            SheetShape::Outline(s) => s.area(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub part_spacing: f64,
+    pub max_run_time_s: f64,
+    /// Stop once utilisation (percent) reaches this.
+    pub utilisation_target: Option<f64>,
+    pub direction: Direction,
+    pub origin: Origin,
+    pub objective: Objective,
+    pub inner_loop_fill: InnerLoopFill,
+    pub filler_strategy: FillerStrategy,
+    pub strict_priorities: bool,
+    /// 0: no limit.
+    pub max_different_sheet_sizes: u32,
+    /// 0: all cores.
+    pub max_cpu: u32,
+    pub seed: u64,
+    /// Stop improving after this many local-search rounds per thread (deterministic budget).
+    pub max_iterations: Option<u64>,
+    /// Raster resolution: cells across a typical part's smaller side.
+    pub cells_per_part: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            part_spacing: 0.0,
+            max_run_time_s: 10.0,
+            utilisation_target: None,
+            direction: Direction::X,
+            origin: Origin::BottomLeft,
+            objective: Objective::MaximiseUtilisation,
+            inner_loop_fill: InnerLoopFill::Allow,
+            filler_strategy: FillerStrategy::None,
+            strict_priorities: false,
+            max_different_sheet_sizes: 0,
+            max_cpu: 0,
+            seed: 1,
+            max_iterations: None,
+            cells_per_part: 64.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Problem {
+    pub parts: Vec<PartSpec>,
+    pub sheets: Vec<SheetSpec>,
+    pub settings: Settings,
+}
+
+/// A part placed on a sheet (DESIGN 5.2): mirror about the local Y axis when `mirrored`, rotate
+/// `rotation` degrees CCW about the local origin, translate by (`x`, `y`); sheet origin bottom-left.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    /// Index into `Problem::parts`.
+    pub part: usize,
+    /// Which copy of that part (0-based, fillers after the required quantity).
+    pub instance: u32,
+    pub x: f64,
+    pub y: f64,
+    pub rotation: f64,
+    pub mirrored: bool,
+    pub is_filler: bool,
+}
+
+/// One distinct sheet layout and how many sheets are cut to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SheetLayout {
+    /// Index into `Problem::sheets`.
+    pub sheet: usize,
+    pub multiplicity: u32,
+    pub placements: Vec<Placement>,
+    /// Percent of the used sheet area covered by parts.
+    pub utilisation: f64,
+    /// Extent of the parts along the nesting direction, from the sheet's start.
+    pub used_length: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unplaced {
+    pub part: usize,
+    pub quantity: u32,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Statistics {
+    pub utilisation: f64,
+    pub sheets_used: u32,
+    pub parts_requested: u32,
+    pub parts_placed: u32,
+    pub parts_unplaced: u32,
+    pub used_length: f64,
+    pub elapsed_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NestResult {
+    pub layouts: Vec<SheetLayout>,
+    pub unplaced: Vec<Unplaced>,
+    pub stats: Statistics,
+    /// The evaluation backend that ran the search.
+    pub engine: String,
+}

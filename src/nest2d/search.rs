@@ -1,0 +1,378 @@
+//! The search on one sheet, in the canonical frame and in raster cells:
+//! - `fill`: constructive first-fit (lowest x, then y; big parts first) through the evaluator;
+//! - `Compactor`: guided local search that shrinks the used length step by step and removes the
+//!   overlaps each shrink creates by moving parts to the least-overlapping position along whole
+//!   lines of positions (evaluated by the kernels), raising the weights of pairs that stay stuck.
+
+use super::rng::Rng;
+use crate::geometry::{BBox, Point};
+use kerf_kernels::{pair_overlap, Axis, Bounds, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// A part in one orientation, reflected into the canonical frame.
+#[derive(Clone, Debug)]
+pub struct Oriented {
+    pub rotation: f64,
+    pub mirrored: bool,
+    pub raster: PartRaster,
+    /// Canonical shape coordinates of the raster's (0, 0) corner.
+    pub origin: Point,
+    /// Canonical bounding box of the (untranslated) oriented shape.
+    pub bbox: BBox,
+    /// Dilation in cells (the raster's margin around the shape's box).
+    pub margin: u32,
+}
+
+impl Oriented {
+    /// Canonical translation of the shape when its raster sits at cell (gx, gy).
+    pub fn translation(&self, cell: f64, gx: i32, gy: i32) -> Point {
+        Point::new(gx as f64 * cell - self.origin.x, gy as f64 * cell - self.origin.y)
+    }
+    /// Canonical max x of the shape at cell column gx.
+    pub fn right_edge(&self, cell: f64, gx: i32) -> f64 {
+        gx as f64 * cell - self.origin.x + self.bbox.max.x
+    }
+}
+
+/// The usable area of one sheet in the canonical frame.
+#[derive(Clone, Debug)]
+pub struct SheetArea {
+    pub cell: f64,
+    pub x0: f64,
+    pub y0: f64,
+    pub x1: f64,
+    pub y1: f64,
+    /// Cells a part may not cover (irregular sheets), placed at (-margin, -margin).
+    pub blocked: Option<PartRaster>,
+    /// Grid margin in cells (>= every raster's dilation), so positions can be negative.
+    pub margin: i32,
+}
+
+const SNAP: f64 = 1e-9;
+
+impl SheetArea {
+    /// Cell positions that keep the shape's box inside the usable area, with the fill length
+    /// limited to `length` (canonical x).
+    pub fn bounds(&self, o: &Oriented, length: f64) -> Option<Bounds> {
+        let c = self.cell;
+        let ox = o.bbox.min.x - o.origin.x; // shape box start within the raster, in mm
+        let oy = o.bbox.min.y - o.origin.y;
+        let b = Bounds {
+            x_lo: ((self.x0 - ox) / c - SNAP).ceil() as i32,
+            x_hi: ((length.min(self.x1) - ox - o.bbox.width()) / c + SNAP).floor() as i32,
+            y_lo: ((self.y0 - oy) / c - SNAP).ceil() as i32,
+            y_hi: ((self.y1 - oy - o.bbox.height()) / c + SNAP).floor() as i32,
+        };
+        (b.x_lo <= b.x_hi && b.y_lo <= b.y_hi).then_some(b)
+    }
+    fn grid_size(&self) -> (u32, u32) {
+        (((self.x1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32, ((self.y1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32)
+    }
+    pub fn new_occupancy(&self) -> Occupancy {
+        let (w, h) = self.grid_size();
+        let mut occ = Occupancy::new(w, h);
+        if let Some(b) = &self.blocked {
+            occ.place(b, 0, 0);
+        }
+        occ
+    }
+}
+
+/// One item's state on the sheet: which orientation, which cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pose {
+    pub orient: usize,
+    pub gx: i32,
+    pub gy: i32,
+}
+
+/// First-fit: places each item (in the given order) at the lowest x (then y) where it fits,
+/// choosing the orientation whose right edge ends up smallest. Returns the poses of the items
+/// placed (None for items that did not fit), and updates `occ`.
+pub fn fill(
+    eval: &dyn Evaluator,
+    area: &SheetArea,
+    occ: &mut Occupancy,
+    items: &[&[Oriented]],
+    length: f64,
+) -> Vec<Option<Pose>> {
+    let m = area.margin;
+    items
+        .iter()
+        .map(|orients| {
+            let mut best: Option<(f64, i32, Pose)> = None;
+            for (oi, o) in orients.iter().enumerate() {
+                let Some(b) = area.bounds(o, length) else { continue };
+                let shifted = Bounds { x_lo: b.x_lo + m, x_hi: b.x_hi + m, y_lo: b.y_lo + m, y_hi: b.y_hi + m };
+                if let Some((x, y)) = eval.first_fit(occ, &o.raster, shifted) {
+                    let pose = Pose { orient: oi, gx: x - m, gy: y - m };
+                    let key = (o.right_edge(area.cell, pose.gx), pose.gy);
+                    if best.is_none_or(|(r, yy, _)| key.0 < r - 1e-12 || (key.0 <= r + 1e-12 && key.1 < yy)) {
+                        best = Some((key.0, key.1, pose));
+                    }
+                }
+            }
+            best.map(|(_, _, pose)| {
+                let o = &orients[pose.orient];
+                occ.place(&o.raster, pose.gx + m, pose.gy + m);
+                pose
+            })
+        })
+        .collect()
+}
+
+/// Stop conditions shared by every search thread.
+pub struct Budget<'a> {
+    pub deadline: Instant,
+    pub cancel: &'a AtomicBool,
+    pub max_rounds: Option<u64>,
+}
+
+impl Budget<'_> {
+    fn over(&self, rounds: u64) -> bool {
+        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline || self.max_rounds.is_some_and(|m| rounds >= m)
+    }
+}
+
+/// Guided local search that shortens the used length of one sheet's layout.
+pub struct Compactor<'a> {
+    eval: &'a dyn Evaluator,
+    area: &'a SheetArea,
+    items: Vec<&'a [Oriented]>,
+    poses: Vec<Pose>,
+    /// Pairwise overlap in cells (symmetric, n x n), and with the sheet's blocked cells.
+    overlap: Vec<u64>,
+    blocked_overlap: Vec<u64>,
+    weights: Vec<u32>,
+    rng: Rng,
+    pub rounds: u64,
+}
+
+/// Weight of the sheet's blocked cells: never worth covering.
+const BLOCKED_WEIGHT: u32 = WEIGHT_ONE * 64;
+const MAX_WEIGHT: u32 = WEIGHT_ONE * 1_000_000;
+
+impl<'a> Compactor<'a> {
+    pub fn new(eval: &'a dyn Evaluator, area: &'a SheetArea, items: Vec<&'a [Oriented]>, poses: Vec<Pose>, seed: u64) -> Self {
+        let n = items.len();
+        let mut c = Compactor {
+            eval,
+            area,
+            items,
+            poses,
+            overlap: vec![0; n * n],
+            blocked_overlap: vec![0; n],
+            weights: vec![WEIGHT_ONE; n * n],
+            rng: Rng::new(seed),
+            rounds: 0,
+        };
+        for i in 0..n {
+            c.refresh(i);
+        }
+        c
+    }
+
+    pub fn poses(&self) -> &[Pose] {
+        &self.poses
+    }
+
+    fn raster(&self, i: usize) -> &'a PartRaster {
+        let orients: &'a [Oriented] = self.items[i];
+        &orients[self.poses[i].orient].raster
+    }
+
+    /// Canonical length used: the largest right edge.
+    pub fn used_length(&self) -> f64 {
+        (0..self.poses.len())
+            .map(|i| self.items[i][self.poses[i].orient].right_edge(self.area.cell, self.poses[i].gx))
+            .fold(0.0, f64::max)
+    }
+
+    fn refresh(&mut self, i: usize) {
+        let n = self.poses.len();
+        let (pi, ri) = (self.poses[i], self.raster(i));
+        let mut row = vec![0u64; n];
+        for (j, v) in row.iter_mut().enumerate() {
+            if j != i {
+                let pj = self.poses[j];
+                *v = pair_overlap(ri, pi.gx, pi.gy, self.raster(j), pj.gx, pj.gy);
+            }
+        }
+        for (j, v) in row.into_iter().enumerate() {
+            self.overlap[i * n + j] = v;
+            self.overlap[j * n + i] = v;
+        }
+        self.blocked_overlap[i] = match &self.area.blocked {
+            Some(b) => pair_overlap(ri, pi.gx, pi.gy, b, -self.area.margin, -self.area.margin),
+            None => 0,
+        };
+    }
+
+    fn item_cost(&self, i: usize) -> u64 {
+        let n = self.poses.len();
+        (0..n).map(|j| self.overlap[i * n + j] * self.weights[i * n + j] as u64).sum::<u64>()
+            + self.blocked_overlap[i] * BLOCKED_WEIGHT as u64
+    }
+
+    pub fn total_overlap(&self) -> u64 {
+        self.overlap.iter().sum::<u64>() / 2 + self.blocked_overlap.iter().sum::<u64>()
+    }
+
+    fn others(&self, i: usize) -> Vec<Placed<'a>> {
+        let n = self.poses.len();
+        let mut v: Vec<Placed> = (0..n)
+            .filter(|&j| j != i)
+            .map(|j| Placed { raster: self.raster(j), x: self.poses[j].gx, y: self.poses[j].gy, weight: self.weights[i * n + j] })
+            .collect();
+        if let Some(b) = &self.area.blocked {
+            v.push(Placed { raster: b, x: -self.area.margin, y: -self.area.margin, weight: BLOCKED_WEIGHT });
+        }
+        v
+    }
+
+    /// Moves item i to the least weighted-overlap pose found on a few whole lines of positions
+    /// (through its current place and at random), in every orientation. True if it moved.
+    fn move_item(&mut self, i: usize, length: f64) -> bool {
+        let current = self.item_cost(i);
+        let cur = self.poses[i];
+        let mut best: (u64, i32, Pose) = (current, self.items[i][cur.orient].right_edge(self.area.cell, cur.gx) as i32, cur);
+        let others = self.others(i);
+        let mut candidates: Vec<(u64, Pose)> = Vec::new();
+        for (oi, o) in self.items[i].iter().enumerate() {
+            let Some(b) = self.area.bounds(o, length) else { continue };
+            let y_here = cur.gy.clamp(b.y_lo, b.y_hi);
+            let x_here = cur.gx.clamp(b.x_lo, b.x_hi);
+            let y_rand = self.rng.range(b.y_lo, b.y_hi);
+            let x_rand = self.rng.range(b.x_lo, b.x_hi);
+            for y in [y_here, y_rand] {
+                let line = self.eval.overlap_line(&o.raster, Axis::X, y, (b.x_lo, b.x_hi), &others);
+                if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
+                    candidates.push((*v, Pose { orient: oi, gx: b.x_lo + k as i32, gy: y }));
+                }
+            }
+            for x in [x_here, x_rand] {
+                let line = self.eval.overlap_line(&o.raster, Axis::Y, x, (b.y_lo, b.y_hi), &others);
+                if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
+                    candidates.push((*v, Pose { orient: oi, gx: x, gy: b.y_lo + k as i32 }));
+                }
+            }
+        }
+        for (v, p) in candidates {
+            let edge = self.items[i][p.orient].right_edge(self.area.cell, p.gx) as i32;
+            // lower cost wins; at equal cost prefer the pose further left (it compacts)
+            if v < best.0 || (v == best.0 && v < current && edge < best.1) {
+                best = (v, edge, p);
+            }
+        }
+        if best.2 != cur && best.0 < current {
+            self.poses[i] = best.2;
+            self.refresh(i);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Tries to remove all overlap within `length`. True on success (a feasible layout).
+    fn separate(&mut self, length: f64, budget: &Budget) -> bool {
+        let n = self.poses.len();
+        self.weights.iter_mut().for_each(|w| *w = WEIGHT_ONE);
+        let max_strikes = 40 + 2 * n as u64;
+        let mut best_total = u64::MAX;
+        let mut strikes_without_progress = 0;
+        while strikes_without_progress < max_strikes {
+            if budget.over(self.rounds) {
+                return false;
+            }
+            self.rounds += 1;
+            // local search: move overlapping items until none improves
+            for _pass in 0..4 {
+                let mut order: Vec<usize> = (0..n).filter(|&i| self.item_cost(i) > 0).collect();
+                if order.is_empty() {
+                    return true;
+                }
+                self.rng.shuffle(&mut order);
+                let mut moved = false;
+                for i in order {
+                    if self.item_cost(i) > 0 {
+                        moved |= self.move_item(i, length);
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+            let total = self.total_overlap();
+            if total == 0 {
+                return true;
+            }
+            if total < best_total {
+                best_total = total;
+                strikes_without_progress = 0;
+            } else {
+                strikes_without_progress += 1;
+            }
+            // guided local search: make the pairs that still overlap more expensive
+            let max_ov = self.overlap.iter().copied().max().unwrap_or(1).max(1);
+            for k in 0..n * n {
+                let ov = self.overlap[k];
+                if ov > 0 {
+                    let f = 1.2 + 0.8 * ov as f64 / max_ov as f64;
+                    self.weights[k] = ((self.weights[k] as f64 * f) as u32).min(MAX_WEIGHT);
+                }
+            }
+        }
+        false
+    }
+
+    /// Shrinks the used length until the budget runs out. `on_better(poses, length)` is called
+    /// with each feasible shorter layout. Returns the best feasible poses and their length.
+    pub fn compact(&mut self, budget: &Budget, mut on_better: impl FnMut(&[Pose], f64)) -> (Vec<Pose>, f64) {
+        let mut best = self.poses.clone();
+        let mut best_len = self.used_length();
+        let cell = self.area.cell;
+        let mut ratio: f64 = 0.01;
+        let min_step = cell;
+        while !budget.over(self.rounds) {
+            let step = (best_len * ratio).max(min_step);
+            let target = best_len - step;
+            if target <= self.area.x0 {
+                break;
+            }
+            self.poses.clone_from(&best);
+            // pull everything beyond the new end back inside (creating overlap to resolve)
+            for i in 0..self.poses.len() {
+                let o = &self.items[i][self.poses[i].orient];
+                if let Some(b) = self.area.bounds(o, target) {
+                    if self.poses[i].gx > b.x_hi {
+                        self.poses[i].gx = self.rng.range(b.x_lo.max(b.x_hi - (b.x_hi - b.x_lo) / 4), b.x_hi);
+                    }
+                } else {
+                    // this orientation cannot fit at all: pick one that can
+                    if let Some((oi, b)) =
+                        self.items[i].iter().enumerate().find_map(|(oi, o)| self.area.bounds(o, target).map(|b| (oi, b)))
+                    {
+                        self.poses[i] = Pose { orient: oi, gx: b.x_hi, gy: self.poses[i].gy.clamp(b.y_lo, b.y_hi) };
+                    }
+                }
+            }
+            for i in 0..self.poses.len() {
+                self.refresh(i);
+            }
+            if self.separate(target, budget) {
+                best.clone_from(&self.poses);
+                best_len = self.used_length();
+                on_better(&best, best_len);
+                ratio = (ratio * 1.2).min(0.02);
+            } else if ratio * best_len > min_step * 1.5 {
+                ratio *= 0.5;
+            }
+        }
+        self.poses.clone_from(&best);
+        for i in 0..self.poses.len() {
+            self.refresh(i);
+        }
+        (best, best_len)
+    }
+}
