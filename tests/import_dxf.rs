@@ -21,35 +21,121 @@ struct Expect {
 
 const EXPECTED: &[Expect] = &[
     // three INSERTs of a block (LWPOLYLINE + CIRCLE) plus one of each drawn directly
-    Expect { file: "blocks_insert.dxf", outlines: 4, holes: 4, true_area: 9.133, perimeter: 67.5 },
+    Expect {
+        file: "blocks_insert.dxf",
+        outlines: 4,
+        holes: 4,
+        true_area: 9.133,
+        perimeter: 67.5,
+    },
     // a ring of 120 LINEs: outer and inner polygons
-    Expect { file: "donut_r12.dxf", outlines: 1, holes: 1, true_area: 8466.800, perimeter: 565.2 },
+    Expect {
+        file: "donut_r12.dxf",
+        outlines: 1,
+        holes: 1,
+        true_area: 8466.800,
+        perimeter: 565.2,
+    },
     // 33 closed LWPOLYLINEs, 5 CIRCLEs, 2 ELLIPSEs: 23 shapes, 17 of the loops are holes
-    Expect { file: "forms_lwpolyline_ellipse.dxf", outlines: 23, holes: 17, true_area: 374721.968, perimeter: 15581.5 },
+    Expect {
+        file: "forms_lwpolyline_ellipse.dxf",
+        outlines: 23,
+        holes: 17,
+        true_area: 374721.968,
+        perimeter: 15581.5,
+    },
     // 200 x 100 frame with a 160 x 80 window, no HEADER (so no $INSUNITS: millimetres)
-    Expect { file: "frame_with_hole_r12.dxf", outlines: 1, holes: 1, true_area: 7200.0, perimeter: 1080.0 },
-    Expect { file: "part_1.dxf", outlines: 1, holes: 1, true_area: 2185.841, perimeter: 262.8 },
-    Expect { file: "part_2.dxf", outlines: 1, holes: 1, true_area: 2014.261, perimeter: 307.6 },
-    Expect { file: "part_3.dxf", outlines: 1, holes: 1, true_area: 1565.945, perimeter: 307.3 },
-    Expect { file: "part_5.dxf", outlines: 1, holes: 0, true_area: 2109.817, perimeter: 310.0 },
-    Expect { file: "part_6.dxf", outlines: 1, holes: 7, true_area: 8490.833, perimeter: 1044.8 },
-    Expect { file: "part_7.dxf", outlines: 1, holes: 0, true_area: 14918.162, perimeter: 740.7 },
-    Expect { file: "part_8.dxf", outlines: 1, holes: 0, true_area: 7857.261, perimeter: 697.7 },
+    Expect {
+        file: "frame_with_hole_r12.dxf",
+        outlines: 1,
+        holes: 1,
+        true_area: 7200.0,
+        perimeter: 1080.0,
+    },
+    Expect {
+        file: "part_1.dxf",
+        outlines: 1,
+        holes: 1,
+        true_area: 2185.841,
+        perimeter: 262.8,
+    },
+    Expect {
+        file: "part_2.dxf",
+        outlines: 1,
+        holes: 1,
+        true_area: 2014.261,
+        perimeter: 307.6,
+    },
+    Expect {
+        file: "part_3.dxf",
+        outlines: 1,
+        holes: 1,
+        true_area: 1565.945,
+        perimeter: 307.3,
+    },
+    Expect {
+        file: "part_5.dxf",
+        outlines: 1,
+        holes: 0,
+        true_area: 2109.817,
+        perimeter: 310.0,
+    },
+    Expect {
+        file: "part_6.dxf",
+        outlines: 1,
+        holes: 7,
+        true_area: 8490.833,
+        perimeter: 1044.8,
+    },
+    Expect {
+        file: "part_7.dxf",
+        outlines: 1,
+        holes: 0,
+        true_area: 14918.162,
+        perimeter: 740.7,
+    },
+    Expect {
+        file: "part_8.dxf",
+        outlines: 1,
+        holes: 0,
+        true_area: 7857.261,
+        perimeter: 697.7,
+    },
     // one old-style POLYLINE (VERTEX/SEQEND), an 11 x 11 square
-    Expect { file: "square_polyline_r12.dxf", outlines: 1, holes: 0, true_area: 121.0, perimeter: 44.0 },
+    Expect {
+        file: "square_polyline_r12.dxf",
+        outlines: 1,
+        holes: 0,
+        true_area: 121.0,
+        perimeter: 44.0,
+    },
 ];
 
 fn check_area(file: &str, got: f64, e: &Expect, chord_tol: f64) {
     let slack = chord_tol * e.perimeter + 1e-6 * e.true_area + 1e-3;
-    assert!(got >= e.true_area - 1e-3 - 1e-6 * e.true_area, "{file}: area {got} is below the true area {}", e.true_area);
-    assert!(got <= e.true_area + slack, "{file}: area {got} exceeds the true area {} by more than {slack}", e.true_area);
+    assert!(
+        got >= e.true_area - 1e-3 - 1e-6 * e.true_area,
+        "{file}: area {got} is below the true area {}",
+        e.true_area
+    );
+    assert!(
+        got <= e.true_area + slack,
+        "{file}: area {got} exceeds the true area {} by more than {slack}",
+        e.true_area
+    );
 }
 
 #[test]
 fn each_file_imports_as_one_part_by_default() {
     for e in EXPECTED {
-        let imp = import_dxf(e.file, &read(e.file), &ImportOptions::default()).unwrap_or_else(|err| panic!("{}: {err}", e.file));
-        assert_eq!(imp.parts.len(), 1, "{}: without UseAllPartsInFile the file is one part", e.file);
+        let imp = import_dxf(e.file, &read(e.file), &ImportOptions::default())
+            .unwrap_or_else(|err| panic!("{}: {err}", e.file));
+        assert_eq!(
+            imp.parts.len(),
+            1,
+            "{}: without UseAllPartsInFile the file is one part",
+            e.file
+        );
         let g = &imp.parts[0].geometry;
         assert_eq!(g.components().len(), e.outlines, "{}: outlines", e.file);
         assert_eq!(g.hole_count(), e.holes, "{}: holes", e.file);
@@ -60,7 +146,10 @@ fn each_file_imports_as_one_part_by_default() {
 #[test]
 fn use_all_parts_in_file_gives_one_part_per_outline() {
     for e in EXPECTED {
-        let opts = ImportOptions { use_all_parts_in_file: true, ..Default::default() };
+        let opts = ImportOptions {
+            use_all_parts_in_file: true,
+            ..Default::default()
+        };
         let imp = import_dxf(e.file, &read(e.file), &opts).unwrap();
         assert_eq!(imp.parts.len(), e.outlines, "{}", e.file);
         let holes: usize = imp.parts.iter().map(|p| p.geometry.hole_count()).sum();
@@ -73,7 +162,10 @@ fn use_all_parts_in_file_gives_one_part_per_outline() {
 #[test]
 fn finer_chord_tolerance_converges_to_the_true_area() {
     for e in EXPECTED {
-        let opts = ImportOptions { chord_tolerance: 0.001, ..Default::default() };
+        let opts = ImportOptions {
+            chord_tolerance: 0.001,
+            ..Default::default()
+        };
         let imp = import_dxf(e.file, &read(e.file), &opts).unwrap();
         check_area(e.file, imp.parts[0].geometry.area(), e, 0.001);
     }
@@ -83,16 +175,27 @@ fn finer_chord_tolerance_converges_to_the_true_area() {
 fn self_crossing_loop_is_reported_with_its_place() {
     // closed_loop_lines_arcs.dxf: LINE (194.95,206.49)-(248.54,150.42) crosses LINE
     // (198.79,164.44)-(251.84,198.80) at (221.24, 178.98) drawing units; $INSUNITS = 6 (metres).
-    let err = import_dxf("closed_loop_lines_arcs.dxf", &read("closed_loop_lines_arcs.dxf"), &ImportOptions::default()).unwrap_err();
+    let err = import_dxf(
+        "closed_loop_lines_arcs.dxf",
+        &read("closed_loop_lines_arcs.dxf"),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     match &err {
         ImportError::SelfCrossing { source_name, at } => {
             assert_eq!(source_name, "closed_loop_lines_arcs.dxf");
-            assert!((at.x - 221_242.9).abs() < 1.0 && (at.y - 178_981.2).abs() < 1.0, "{at:?}");
+            assert!(
+                (at.x - 221_242.9).abs() < 1.0 && (at.y - 178_981.2).abs() < 1.0,
+                "{at:?}"
+            );
         }
         other => panic!("expected a self-crossing error, got {other}"),
     }
     let msg = err.to_string();
-    assert!(msg.contains("closed_loop_lines_arcs.dxf") && msg.contains("self-crossing"), "{msg}");
+    assert!(
+        msg.contains("closed_loop_lines_arcs.dxf") && msg.contains("self-crossing"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -102,42 +205,85 @@ fn open_outline_names_the_gap_and_a_looser_tolerance_joins_it() {
     match &err {
         ImportError::OpenOutline { gap, from, .. } => {
             assert!((gap - 0.0139).abs() < 0.0005, "gap {gap}");
-            assert!((from.x - 3027.51).abs() < 0.05 && (from.y - 1543.12).abs() < 0.05, "{from:?}");
+            assert!(
+                (from.x - 3027.51).abs() < 0.05 && (from.y - 1543.12).abs() < 0.05,
+                "{from:?}"
+            );
         }
         other => panic!("expected an open-outline error, got {other}"),
     }
     assert!(err.to_string().contains("gap of 0.0139"), "{err}");
-    let opts = ImportOptions { chain_tolerance: 0.02, ..Default::default() };
+    let opts = ImportOptions {
+        chain_tolerance: 0.02,
+        ..Default::default()
+    };
     let imp = import_dxf("part_4.dxf", &read("part_4.dxf"), &opts).unwrap();
     let g = &imp.parts[0].geometry;
     assert_eq!((g.components().len(), g.hole_count()), (1, 0));
-    let e = Expect { file: "part_4.dxf", outlines: 1, holes: 0, true_area: 7402.593, perimeter: 843.9 };
+    let e = Expect {
+        file: "part_4.dxf",
+        outlines: 1,
+        holes: 0,
+        true_area: 7402.593,
+        perimeter: 843.9,
+    };
     check_area("part_4.dxf", g.area(), &e, 0.05);
 }
 
 #[test]
 fn units_and_scale_apply() {
     let bytes = read("square_polyline_r12.dxf");
-    let opts = ImportOptions { units: Units::Centimetres, ..Default::default() };
-    let a = import_dxf("sq", &bytes, &opts).unwrap().parts[0].geometry.area();
+    let opts = ImportOptions {
+        units: Units::Centimetres,
+        ..Default::default()
+    };
+    let a = import_dxf("sq", &bytes, &opts).unwrap().parts[0]
+        .geometry
+        .area();
     assert!((a - 12100.0).abs() < 1e-6, "{a}");
-    let opts = ImportOptions { units: Units::Inches, from_scale: 2.0, to_scale: 1.0, ..Default::default() };
-    let a = import_dxf("sq", &bytes, &opts).unwrap().parts[0].geometry.area();
+    let opts = ImportOptions {
+        units: Units::Inches,
+        from_scale: 2.0,
+        to_scale: 1.0,
+        ..Default::default()
+    };
+    let a = import_dxf("sq", &bytes, &opts).unwrap().parts[0]
+        .geometry
+        .area();
     assert!((a - 121.0 * 25.4 * 25.4 / 4.0).abs() < 1e-6, "{a}");
     // $INSUNITS = 6 is honoured for FromFile: the crossing point above is in millimetres.
-    let opts = ImportOptions { initial_rotation_deg: 90.0, ..Default::default() };
-    let bb = import_dxf("sq", &bytes, &opts).unwrap().parts[0].geometry.bbox();
-    assert!((bb.width() - 11.0).abs() < 1e-9 && bb.max.x <= 1e-9, "rotated 90 degrees CCW: {bb:?}");
+    let opts = ImportOptions {
+        initial_rotation_deg: 90.0,
+        ..Default::default()
+    };
+    let bb = import_dxf("sq", &bytes, &opts).unwrap().parts[0]
+        .geometry
+        .bbox();
+    assert!(
+        (bb.width() - 11.0).abs() < 1e-9 && bb.max.x <= 1e-9,
+        "rotated 90 degrees CCW: {bb:?}"
+    );
 }
 
 #[test]
 fn broken_files_get_clear_errors() {
     let empty = import_dxf("empty.dxf", b"", &ImportOptions::default()).unwrap_err();
-    assert!(matches!(empty, ImportError::Empty { .. }) && empty.to_string().contains("empty.dxf"), "{empty}");
-    let junk = import_dxf("junk.dxf", b"this is not a drawing\n", &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(empty, ImportError::Empty { .. }) && empty.to_string().contains("empty.dxf"),
+        "{empty}"
+    );
+    let junk = import_dxf(
+        "junk.dxf",
+        b"this is not a drawing\n",
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     assert!(junk.to_string().starts_with("junk.dxf: "), "{junk}");
     // a drawing with only text: empty, and the skipped text is named
     let text_only = "  0\nSECTION\n  2\nENTITIES\n  0\nTEXT\n  8\n0\n 10\n0\n 20\n0\n 40\n1\n  1\nhello\n  0\nENDSEC\n  0\nEOF\n";
     let err = import_dxf("text.dxf", text_only.as_bytes(), &ImportOptions::default()).unwrap_err();
-    assert!(matches!(err, ImportError::Empty { .. }) && err.to_string().contains("TEXT"), "{err}");
+    assert!(
+        matches!(err, ImportError::Empty { .. }) && err.to_string().contains("TEXT"),
+        "{err}"
+    );
 }

@@ -25,8 +25,14 @@ impl Evaluator for CpuEvaluator {
         }
         // probe columns: the raster columns with the longest runs, checked against the grid's
         // longest free run per column before any cell is touched
-        let mut probes: Vec<(u32, u32)> =
-            (0..part.width()).map(|k| (k, part.col(k).iter().map(|r| r[1] - r[0]).max().unwrap_or(0))).collect();
+        let mut probes: Vec<(u32, u32)> = (0..part.width())
+            .map(|k| {
+                (
+                    k,
+                    part.col(k).iter().map(|r| r[1] - r[0]).max().unwrap_or(0),
+                )
+            })
+            .collect();
         probes.sort_by(|a, b| b.1.cmp(&a.1));
         probes.truncate(6);
         'columns: for x in x_lo..=x_hi {
@@ -42,7 +48,12 @@ impl Evaluator for CpuEvaluator {
                     Some((cx, cy)) => {
                         let k = (cx - x) as u32;
                         let r = (cy - y) as u32;
-                        let run = part.col(k).iter().find(|run| run[0] <= r && r < run[1]).copied().unwrap_or([r, r + 1]);
+                        let run = part
+                            .col(k)
+                            .iter()
+                            .find(|run| run[0] <= r && r < run[1])
+                            .copied()
+                            .unwrap_or([r, r + 1]);
                         // every y' that puts this column's run over the obstacle collides too
                         y = cy - run[0] as i32 + 1;
                     }
@@ -52,7 +63,14 @@ impl Evaluator for CpuEvaluator {
         None
     }
 
-    fn overlap_line(&self, part: &PartRaster, axis: Axis, fixed: i32, range: (i32, i32), others: &[Placed]) -> Vec<u64> {
+    fn overlap_line(
+        &self,
+        part: &PartRaster,
+        axis: Axis,
+        fixed: i32,
+        range: (i32, i32),
+        others: &[Placed],
+    ) -> Vec<u64> {
         let (lo, hi) = range;
         if hi < lo {
             return vec![];

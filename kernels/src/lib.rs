@@ -40,7 +40,14 @@ pub trait Evaluator: Send + Sync {
     /// Weighted overlap of `part` with `others` at every position along a line: with `Axis::X`,
     /// positions (x, fixed) for x in range.0..=range.1; with `Axis::Y`, (fixed, y).
     /// Each other part contributes shared cells x its weight.
-    fn overlap_line(&self, part: &PartRaster, axis: Axis, fixed: i32, range: (i32, i32), others: &[Placed]) -> Vec<u64>;
+    fn overlap_line(
+        &self,
+        part: &PartRaster,
+        axis: Axis,
+        fixed: i32,
+        range: (i32, i32),
+        others: &[Placed],
+    ) -> Vec<u64>;
 
     /// Weighted overlap map over a rectangle of positions, row-major (y outer, x inner).
     fn overlap_map(&self, part: &PartRaster, bounds: Bounds, others: &[Placed]) -> Vec<u64> {

@@ -16,7 +16,13 @@ pub struct Occupancy {
 impl Occupancy {
     pub fn new(width: u32, height: u32) -> Occupancy {
         let words = (width as usize).div_ceil(64);
-        Occupancy { width, height, words, bits: vec![0; words * height as usize], max_free_run: vec![height; width as usize] }
+        Occupancy {
+            width,
+            height,
+            words,
+            bits: vec![0; words * height as usize],
+            max_free_run: vec![height; width as usize],
+        }
     }
     pub fn width(&self) -> u32 {
         self.width

@@ -51,7 +51,15 @@ impl PartRaster {
             col_runs.extend(runs_of(&col));
         }
         col_start.push(col_runs.len() as u32);
-        PartRaster { width, height, row_start, row_runs, col_start, col_runs, area }
+        PartRaster {
+            width,
+            height,
+            row_start,
+            row_runs,
+            col_start,
+            col_runs,
+            area,
+        }
     }
 
     pub fn width(&self) -> u32 {

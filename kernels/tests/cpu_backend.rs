@@ -55,18 +55,43 @@ fn line_scans_match_brute_force() {
     for _ in 0..200 {
         let part = random_raster(&mut rng, 9);
         let others: Vec<(PartRaster, i32, i32, u32)> = (0..3)
-            .map(|_| (random_raster(&mut rng, 9), rng.below(20) as i32, rng.below(20) as i32, 1 + rng.below(600) as u32))
+            .map(|_| {
+                (
+                    random_raster(&mut rng, 9),
+                    rng.below(20) as i32,
+                    rng.below(20) as i32,
+                    1 + rng.below(600) as u32,
+                )
+            })
             .collect();
-        let placed: Vec<Placed> = others.iter().map(|(r, x, y, w)| Placed { raster: r, x: *x, y: *y, weight: *w }).collect();
+        let placed: Vec<Placed> = others
+            .iter()
+            .map(|(r, x, y, w)| Placed {
+                raster: r,
+                x: *x,
+                y: *y,
+                weight: *w,
+            })
+            .collect();
         let fixed = rng.below(20) as i32 - 3;
         for axis in [Axis::X, Axis::Y] {
             let got = cpu.overlap_line(&part, axis, fixed, (-5, 25), &placed);
             for (i, v) in got.iter().enumerate() {
                 let p = -5 + i as i32;
-                let (x, y) = if axis == Axis::X { (p, fixed) } else { (fixed, p) };
-                let want: u64 = others.iter().map(|(r, ox, oy, w)| brute_overlap(&part, x, y, r, *ox, *oy) * *w as u64).sum();
+                let (x, y) = if axis == Axis::X {
+                    (p, fixed)
+                } else {
+                    (fixed, p)
+                };
+                let want: u64 = others
+                    .iter()
+                    .map(|(r, ox, oy, w)| brute_overlap(&part, x, y, r, *ox, *oy) * *w as u64)
+                    .sum();
                 assert_eq!(*v, want, "{axis:?} at ({x},{y})");
-                let pair: u64 = others.iter().map(|(r, ox, oy, w)| pair_overlap(&part, x, y, r, *ox, *oy) * *w as u64).sum();
+                let pair: u64 = others
+                    .iter()
+                    .map(|(r, ox, oy, w)| pair_overlap(&part, x, y, r, *ox, *oy) * *w as u64)
+                    .sum();
                 assert_eq!(pair, want);
             }
         }
@@ -84,11 +109,19 @@ fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
             occ.place(&r, rng.below(20) as i32, rng.below(12) as i32);
         }
         let part = random_raster(&mut rng, 6);
-        let b = Bounds { x_lo: 0, x_hi: 30, y_lo: 0, y_hi: 30 };
+        let b = Bounds {
+            x_lo: 0,
+            x_hi: 30,
+            y_lo: 0,
+            y_hi: 30,
+        };
         let got = cpu.first_fit(&occ, &part, b);
         let fits = |x: i32, y: i32| {
             (0..part.height()).all(|ry| {
-                (0..part.width()).all(|rx| !part.contains(rx, ry) || !occ.is_set((x + rx as i32) as u32, (y + ry as i32) as u32))
+                (0..part.width()).all(|rx| {
+                    !part.contains(rx, ry)
+                        || !occ.is_set((x + rx as i32) as u32, (y + ry as i32) as u32)
+                })
             })
         };
         let mut want = None;

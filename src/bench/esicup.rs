@@ -51,11 +51,17 @@ pub struct SolutionPlacement {
 }
 
 pub fn load(path: &std::path::Path) -> anyhow::Result<Instance> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let inst: Instance = serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not a jagua-rs instance ({e})", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let inst: Instance = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not a jagua-rs instance ({e})", path.display()))?;
     for it in &inst.items {
         if it.shape.kind != "simple_polygon" || it.shape.data.len() < 3 {
-            anyhow::bail!("{}: item {}: only simple_polygon shapes with 3+ vertices are supported", path.display(), it.id);
+            anyhow::bail!(
+                "{}: item {}: only simple_polygon shapes with 3+ vertices are supported",
+                path.display(),
+                it.id
+            );
         }
     }
     Ok(inst)
@@ -66,10 +72,17 @@ pub fn problem(inst: &Instance, settings: Settings) -> Problem {
         .items
         .iter()
         .map(|it| {
-            let pts: Vec<Point> = it.shape.data.iter().map(|p| Point::new(p[0], p[1])).collect();
+            let pts: Vec<Point> = it
+                .shape
+                .data
+                .iter()
+                .map(|p| Point::new(p[0], p[1]))
+                .collect();
             let rotations = match &it.allowed_orientations {
                 Some(v) if !v.is_empty() => v.clone(),
-                _ => (0..(360.0 / FREE_ROTATION_STEP) as u32).map(|k| k as f64 * FREE_ROTATION_STEP).collect(),
+                _ => (0..(360.0 / FREE_ROTATION_STEP) as u32)
+                    .map(|k| k as f64 * FREE_ROTATION_STEP)
+                    .collect(),
             };
             PartSpec {
                 id: it.id.to_string(),
@@ -95,7 +108,11 @@ pub fn problem(inst: &Instance, settings: Settings) -> Problem {
         .max(inst.strip_height);
     let mut sheet = SheetSpec::rectangle("strip", length, inst.strip_height);
     sheet.quantity = Some(1);
-    Problem { parts, sheets: vec![sheet], settings }
+    Problem {
+        parts,
+        sheets: vec![sheet],
+        settings,
+    }
 }
 
 pub struct Outcome {
@@ -111,8 +128,15 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
     let problem = problem(inst, settings);
     let cancel = CancelHandle::default();
     let result = nest2d::nest(&problem, eval, &cancel, &|_| {})?;
-    let layout = result.layouts.first().ok_or_else(|| anyhow::anyhow!("{}: nothing placed", inst.name))?;
-    let item_area: f64 = problem.parts.iter().map(|p| p.geometry.area() * p.quantity as f64).sum();
+    let layout = result
+        .layouts
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("{}: nothing placed", inst.name))?;
+    let item_area: f64 = problem
+        .parts
+        .iter()
+        .map(|p| p.geometry.area() * p.quantity as f64)
+        .sum();
     let used = result.stats.used_length;
     let solution = Solution {
         instance: inst.name.clone(),
@@ -122,12 +146,25 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
         placements: layout
             .placements
             .iter()
-            .map(|p| SolutionPlacement { item_id: inst.items[p.part].id, rotation: p.rotation, mirrored: p.mirrored, x: p.x, y: p.y })
+            .map(|p| SolutionPlacement {
+                item_id: inst.items[p.part].id,
+                rotation: p.rotation,
+                mirrored: p.mirrored,
+                x: p.x,
+                y: p.y,
+            })
             .collect(),
     };
     let verified = check_solution(inst, &solution);
     let svg = crate::export::svg::layouts_svg(&problem, &result.layouts, Some(used));
-    Ok(Outcome { parts: result.stats.parts_requested, placed: result.stats.parts_placed, seconds: result.stats.elapsed_s, solution, verified, svg })
+    Ok(Outcome {
+        parts: result.stats.parts_requested,
+        placed: result.stats.parts_placed,
+        seconds: result.stats.elapsed_s,
+        solution,
+        verified,
+        svg,
+    })
 }
 
 /// Rebuilds every placed item from the instance file alone (as an outside reader would) and
@@ -141,14 +178,32 @@ pub fn check_solution(inst: &Instance, sol: &Solution) -> Result<(), String> {
     }
     let mut shapes = Vec::new();
     for (k, p) in sol.placements.iter().enumerate() {
-        let it = inst.items.iter().find(|i| i.id == p.item_id).ok_or(format!("unknown item {}", p.item_id))?;
+        let it = inst
+            .items
+            .iter()
+            .find(|i| i.id == p.item_id)
+            .ok_or(format!("unknown item {}", p.item_id))?;
         if let Some(allowed) = &it.allowed_orientations {
             if !allowed.iter().any(|a| (a - p.rotation).abs() < 1e-9) {
-                return Err(format!("item {} rotated {} degrees, not allowed", p.item_id, p.rotation));
+                return Err(format!(
+                    "item {} rotated {} degrees, not allowed",
+                    p.item_id, p.rotation
+                ));
             }
         }
-        let g = PartGeometry::single(Shape::new(it.shape.data.iter().map(|q| Point::new(q[0], q[1])).collect(), vec![]));
-        shapes.push(PlacedShape { label: format!("item {} (placement {k})", p.item_id), geometry: placed_geometry(&g, p.mirrored, p.rotation, p.x, p.y), spacing: 0.0 });
+        let g = PartGeometry::single(Shape::new(
+            it.shape
+                .data
+                .iter()
+                .map(|q| Point::new(q[0], q[1]))
+                .collect(),
+            vec![],
+        ));
+        shapes.push(PlacedShape {
+            label: format!("item {} (placement {k})", p.item_id),
+            geometry: placed_geometry(&g, p.mirrored, p.rotation, p.x, p.y),
+            spacing: 0.0,
+        });
     }
     let strip = SheetSpec::rectangle("strip", sol.used_length, inst.strip_height);
     let v = verify_sheet(&strip, &shapes);
@@ -158,7 +213,10 @@ pub fn check_solution(inst: &Instance, sol: &Solution) -> Result<(), String> {
     let area: f64 = shapes.iter().map(|s| s.geometry.area()).sum();
     let density = area / (inst.strip_height * sol.used_length);
     if (density - sol.density).abs() > 1e-9 {
-        return Err(format!("density recomputes to {density}, file says {}", sol.density));
+        return Err(format!(
+            "density recomputes to {density}, file says {}",
+            sol.density
+        ));
     }
     Ok(())
 }

@@ -8,7 +8,9 @@ use anyhow::{anyhow, bail, Context, Result};
 fn with_qty(arg: &str, what: &str) -> Result<(String, Option<u32>)> {
     match arg.rsplit_once(':') {
         Some((v, q)) if !q.is_empty() && q.chars().all(|c| c.is_ascii_digit()) => {
-            let n: u32 = q.parse().map_err(|_| anyhow!("{what} '{arg}': quantity '{q}' is not a whole number"))?;
+            let n: u32 = q
+                .parse()
+                .map_err(|_| anyhow!("{what} '{arg}': quantity '{q}' is not a whole number"))?;
             if n == 0 {
                 bail!("{what} '{arg}': quantity must be at least 1");
             }
@@ -25,12 +27,17 @@ pub fn rotations(spec: &str) -> Result<Vec<f64>> {
         "any" | "rotate90" => 90.0,
         "none" => 360.0,
         "rotate180" => 180.0,
-        other => other.parse::<f64>().map_err(|_| anyhow!("--rotation '{spec}': use Any, None, Rotate90, Rotate180 or a step in degrees"))?,
+        other => other.parse::<f64>().map_err(|_| {
+            anyhow!("--rotation '{spec}': use Any, None, Rotate90, Rotate180 or a step in degrees")
+        })?,
     };
     if !(step > 0.0 && step <= 360.0) {
         bail!("--rotation '{spec}': the step must be between 0 and 360 degrees");
     }
-    Ok((0..((360.0 / step).round().max(1.0) as u32)).map(|i| i as f64 * step).filter(|a| *a < 360.0 - 1e-9).collect())
+    Ok((0..((360.0 / step).round().max(1.0) as u32))
+        .map(|i| i as f64 * step)
+        .filter(|a| *a < 360.0 - 1e-9)
+        .collect())
 }
 
 pub struct NestArgs {
@@ -63,8 +70,12 @@ pub fn run(a: NestArgs) -> Result<()> {
     let mut parts = Vec::new();
     for arg in &a.parts {
         let (file, qty) = with_qty(arg, "--part")?;
-        let bytes = std::fs::read(&file).with_context(|| format!("--part {file}: cannot read the file"))?;
-        let name = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or(file.clone());
+        let bytes =
+            std::fs::read(&file).with_context(|| format!("--part {file}: cannot read the file"))?;
+        let name = std::path::Path::new(&file)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or(file.clone());
         let imported = import_dxf(&name, &bytes, &opts).map_err(|e| anyhow!("--part {e}"))?;
         for w in &imported.warnings {
             eprintln!("warning: {w}");
@@ -90,15 +101,21 @@ pub fn run(a: NestArgs) -> Result<()> {
             .split_once(['x', 'X'])
             .and_then(|(w, h)| Some((w.trim().parse::<f64>().ok()?, h.trim().parse::<f64>().ok()?)))
             .filter(|(w, h)| *w > 0.0 && *h > 0.0 && w.is_finite() && h.is_finite())
-            .ok_or_else(|| anyhow!("--sheet '{arg}': expected WIDTHxHEIGHT in millimetres, for example 3000x1500"))?;
+            .ok_or_else(|| {
+                anyhow!(
+                    "--sheet '{arg}': expected WIDTHxHEIGHT in millimetres, for example 3000x1500"
+                )
+            })?;
         let mut s = SheetSpec::rectangle(&format!("{w}x{h}"), w, h);
         s.quantity = qty;
         sheets.push(s);
     }
     for arg in &a.sheet_dxfs {
         let (file, qty) = with_qty(arg, "--sheet-dxf")?;
-        let bytes = std::fs::read(&file).with_context(|| format!("--sheet-dxf {file}: cannot read the file"))?;
-        let (shape, warnings) = import_dxf_sheet(&file, &bytes, &opts).map_err(|e| anyhow!("--sheet-dxf {e}"))?;
+        let bytes = std::fs::read(&file)
+            .with_context(|| format!("--sheet-dxf {file}: cannot read the file"))?;
+        let (shape, warnings) =
+            import_dxf_sheet(&file, &bytes, &opts).map_err(|e| anyhow!("--sheet-dxf {e}"))?;
         for w in warnings {
             eprintln!("warning: {w}");
         }
@@ -110,24 +127,61 @@ pub fn run(a: NestArgs) -> Result<()> {
         s.quantity = qty;
         sheets.push(s);
     }
-    let settings = Settings { part_spacing: a.spacing, max_run_time_s: a.time, seed: a.seed, ..Default::default() };
-    let problem = Problem { parts, sheets, settings };
+    let settings = Settings {
+        part_spacing: a.spacing,
+        max_run_time_s: a.time,
+        seed: a.seed,
+        ..Default::default()
+    };
+    let problem = Problem {
+        parts,
+        sheets,
+        settings,
+    };
     let eval = kerf_kernels::CpuEvaluator;
-    let result = nest2d::nest(&problem, &eval, &CancelHandle::default(), &|_| {}).map_err(|e| anyhow!("{e}"))?;
+    let result = nest2d::nest(&problem, &eval, &CancelHandle::default(), &|_| {})
+        .map_err(|e| anyhow!("{e}"))?;
 
-    println!("{:<6} {:<24} {:>5} {:>7} {:>8} {:>12}", "layout", "sheet", "times", "parts", "util %", "used length");
+    println!(
+        "{:<6} {:<24} {:>5} {:>7} {:>8} {:>12}",
+        "layout", "sheet", "times", "parts", "util %", "used length"
+    );
     for (i, l) in result.layouts.iter().enumerate() {
-        println!("{:<6} {:<24} {:>5} {:>7} {:>8.2} {:>12.2}", i + 1, problem.sheets[l.sheet].id, l.multiplicity, l.placements.len(), l.utilisation, l.used_length);
+        println!(
+            "{:<6} {:<24} {:>5} {:>7} {:>8.2} {:>12.2}",
+            i + 1,
+            problem.sheets[l.sheet].id,
+            l.multiplicity,
+            l.placements.len(),
+            l.utilisation,
+            l.used_length
+        );
     }
     let st = &result.stats;
-    println!("sheets {}  parts placed {}/{}  utilisation {:.2} %  {:.1} s  engine {}", st.sheets_used, st.parts_placed, st.parts_requested, st.utilisation, st.elapsed_s, result.engine);
+    println!(
+        "sheets {}  parts placed {}/{}  utilisation {:.2} %  {:.1} s  engine {}",
+        st.sheets_used,
+        st.parts_placed,
+        st.parts_requested,
+        st.utilisation,
+        st.elapsed_s,
+        result.engine
+    );
     for u in &result.unplaced {
-        println!("unplaced: {} x{}: {}", problem.parts[u.part].id, u.quantity, u.reason);
+        println!(
+            "unplaced: {} x{}: {}",
+            problem.parts[u.part].id, u.quantity, u.reason
+        );
     }
     let json = layout_json(&problem, &result);
-    std::fs::write(&a.out, serde_json::to_string_pretty(&json)?).with_context(|| format!("--out {}: cannot write", a.out.display()))?;
+    std::fs::write(&a.out, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("--out {}: cannot write", a.out.display()))?;
     if let Some(svg) = &a.svg {
-        std::fs::write(svg, crate::export::svg::layouts_svg(&problem, &result.layouts, None)).with_context(|| format!("--svg {}: cannot write", svg.display()))?;
+        std::fs::write(
+            svg,
+            crate::export::svg::layouts_svg(&problem, &result.layouts, None),
+        )
+        .with_context(|| format!("--svg {}: cannot write", svg.display()))?;
     }
     Ok(())
 }

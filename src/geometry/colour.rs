@@ -54,7 +54,10 @@ pub fn parse_colour(s: &str) -> Option<u32> {
             return Some(aci_to_rgb(i as u8));
         }
     }
-    let h = t.trim_start_matches('#').trim_start_matches("0x").trim_start_matches("0X");
+    let h = t
+        .trim_start_matches('#')
+        .trim_start_matches("0x")
+        .trim_start_matches("0X");
     match h.len() {
         6 => u32::from_str_radix(h, 16).ok(),
         8 => u32::from_str_radix(h, 16).ok().map(|v| v & 0xFFFFFF),

@@ -15,7 +15,11 @@ impl Compression {
     pub const NAMES: &'static str = "None, GZip, Deflate, Zip";
 
     pub fn parse(s: &str) -> Option<Compression> {
-        let k: String = s.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).collect::<String>().to_ascii_lowercase();
+        let k: String = s
+            .chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' '))
+            .collect::<String>()
+            .to_ascii_lowercase();
         Some(match k.as_str() {
             "" | "none" | "0" => Compression::None,
             "gzip" | "gz" | "1" => Compression::GZip,
@@ -31,11 +35,17 @@ impl Compression {
         match self {
             Compression::None => return Ok(data.to_vec()),
             Compression::GZip => {
-                flate2::read::MultiGzDecoder::new(data).read_to_end(&mut out).map_err(|e| format!("not valid GZip data ({e})"))?;
+                flate2::read::MultiGzDecoder::new(data)
+                    .read_to_end(&mut out)
+                    .map_err(|e| format!("not valid GZip data ({e})"))?;
             }
             Compression::Deflate => {
                 // .NET's DeflateStream writes raw deflate; accept zlib-wrapped data as well.
-                if flate2::read::DeflateDecoder::new(data).read_to_end(&mut out).is_err() || out.is_empty() {
+                if flate2::read::DeflateDecoder::new(data)
+                    .read_to_end(&mut out)
+                    .is_err()
+                    || out.is_empty()
+                {
                     out.clear();
                     flate2::read::ZlibDecoder::new(data)
                         .read_to_end(&mut out)
@@ -43,13 +53,16 @@ impl Compression {
                 }
             }
             Compression::Zip => {
-                let mut archive =
-                    zip::ZipArchive::new(std::io::Cursor::new(data)).map_err(|e| format!("not a valid Zip archive ({e})"))?;
+                let mut archive = zip::ZipArchive::new(std::io::Cursor::new(data))
+                    .map_err(|e| format!("not a valid Zip archive ({e})"))?;
                 let index = (0..archive.len())
                     .find(|&i| archive.by_index(i).map(|f| f.is_file()).unwrap_or(false))
                     .ok_or("the Zip archive holds no file")?;
-                let mut f = archive.by_index(index).map_err(|e| format!("cannot read the Zip entry ({e})"))?;
-                f.read_to_end(&mut out).map_err(|e| format!("cannot read the Zip entry ({e})"))?;
+                let mut f = archive
+                    .by_index(index)
+                    .map_err(|e| format!("cannot read the Zip entry ({e})"))?;
+                f.read_to_end(&mut out)
+                    .map_err(|e| format!("cannot read the Zip entry ({e})"))?;
             }
         }
         Ok(out)

@@ -14,12 +14,21 @@ use std::f64::consts::TAU;
 /// One drawn boundary piece.
 #[derive(Clone, Debug)]
 pub enum Piece {
-    Line { a: Point, b: Point },
+    Line {
+        a: Point,
+        b: Point,
+    },
     /// The image of the unit-circle arc from `t0` through `t0 + sweep` (radians, signed) under `map`:
     /// circular arcs, ellipse arcs, and either after a non-uniform block scale.
-    Conic { map: Affine, t0: f64, sweep: f64 },
+    Conic {
+        map: Affine,
+        t0: f64,
+        sweep: f64,
+    },
     /// A curve already flattened within tolerance (splines).
-    Path { points: Vec<Point> },
+    Path {
+        points: Vec<Point>,
+    },
 }
 
 /// Which way flattening errs.
@@ -33,10 +42,32 @@ pub enum Side {
 
 impl Piece {
     pub fn circle(center: Point, r: f64) -> Piece {
-        Piece::Conic { map: Affine { a: r, b: 0.0, c: 0.0, d: r, tx: center.x, ty: center.y }, t0: 0.0, sweep: TAU }
+        Piece::Conic {
+            map: Affine {
+                a: r,
+                b: 0.0,
+                c: 0.0,
+                d: r,
+                tx: center.x,
+                ty: center.y,
+            },
+            t0: 0.0,
+            sweep: TAU,
+        }
     }
     pub fn arc(center: Point, r: f64, start_rad: f64, sweep_rad: f64) -> Piece {
-        Piece::Conic { map: Affine { a: r, b: 0.0, c: 0.0, d: r, tx: center.x, ty: center.y }, t0: start_rad, sweep: sweep_rad }
+        Piece::Conic {
+            map: Affine {
+                a: r,
+                b: 0.0,
+                c: 0.0,
+                d: r,
+                tx: center.x,
+                ty: center.y,
+            },
+            t0: start_rad,
+            sweep: sweep_rad,
+        }
     }
 
     /// An arc from `a` to `b` given by a DXF/JSON bulge (tan of a quarter of the included angle,
@@ -80,21 +111,38 @@ impl Piece {
         match self {
             Piece::Line { .. } => false,
             Piece::Conic { sweep, .. } => sweep.abs() >= TAU - 1e-9,
-            Piece::Path { points } => points.len() > 2 && points[0].dist(*points.last().unwrap()) < 1e-9,
+            Piece::Path { points } => {
+                points.len() > 2 && points[0].dist(*points.last().unwrap()) < 1e-9
+            }
         }
     }
     pub fn reversed(&self) -> Piece {
         match self {
             Piece::Line { a, b } => Piece::Line { a: *b, b: *a },
-            Piece::Conic { map, t0, sweep } => Piece::Conic { map: *map, t0: t0 + sweep, sweep: -sweep },
-            Piece::Path { points } => Piece::Path { points: points.iter().rev().copied().collect() },
+            Piece::Conic { map, t0, sweep } => Piece::Conic {
+                map: *map,
+                t0: t0 + sweep,
+                sweep: -sweep,
+            },
+            Piece::Path { points } => Piece::Path {
+                points: points.iter().rev().copied().collect(),
+            },
         }
     }
     pub fn transformed(&self, t: &Affine) -> Piece {
         match self {
-            Piece::Line { a, b } => Piece::Line { a: t.apply(*a), b: t.apply(*b) },
-            Piece::Conic { map, t0, sweep } => Piece::Conic { map: t.then_after(map), t0: *t0, sweep: *sweep },
-            Piece::Path { points } => Piece::Path { points: points.iter().map(|p| t.apply(*p)).collect() },
+            Piece::Line { a, b } => Piece::Line {
+                a: t.apply(*a),
+                b: t.apply(*b),
+            },
+            Piece::Conic { map, t0, sweep } => Piece::Conic {
+                map: t.then_after(map),
+                t0: *t0,
+                sweep: *sweep,
+            },
+            Piece::Path { points } => Piece::Path {
+                points: points.iter().map(|p| t.apply(*p)).collect(),
+            },
         }
     }
 
@@ -127,8 +175,14 @@ impl Piece {
                 let sigma = max_singular_value(map).max(1e-12);
                 // unit-circle deviation allowed so that the mapped deviation stays within tol
                 let dev = (tol / sigma).min(0.5);
-                let step = if circumscribe { 2.0 * (1.0 / (1.0 + dev)).acos() } else { 2.0 * (1.0 - dev).acos() };
-                let n = ((sweep.abs() / step).ceil() as usize).max((sweep.abs() / (TAU / 8.0)).ceil() as usize).max(1);
+                let step = if circumscribe {
+                    2.0 * (1.0 / (1.0 + dev)).acos()
+                } else {
+                    2.0 * (1.0 - dev).acos()
+                };
+                let n = ((sweep.abs() / step).ceil() as usize)
+                    .max((sweep.abs() / (TAU / 8.0)).ceil() as usize)
+                    .max(1);
                 let d = sweep / n as f64;
                 let at = |t: f64, k: f64| map.apply(Point::new(k * t.cos(), k * t.sin()));
                 out.push(at(*t0, 1.0));
@@ -161,7 +215,13 @@ fn max_singular_value(m: &Affine) -> f64 {
 
 /// Evaluates a NURBS curve (degree `p`, knots, control points, optional weights) and flattens it
 /// adaptively so that each chord stays within `tol` of the curve at its midpoint parameter.
-pub fn flatten_nurbs(p: usize, knots: &[f64], ctrl: &[Point], weights: &[f64], tol: f64) -> Option<Vec<Point>> {
+pub fn flatten_nurbs(
+    p: usize,
+    knots: &[f64],
+    ctrl: &[Point],
+    weights: &[f64],
+    tol: f64,
+) -> Option<Vec<Point>> {
     let n = ctrl.len();
     if n < 2 || p == 0 || knots.len() != n + p + 1 {
         return None;
@@ -173,13 +233,22 @@ pub fn flatten_nurbs(p: usize, knots: &[f64], ctrl: &[Point], weights: &[f64], t
         while k + 1 < n && knots[k + 1] <= u {
             k += 1;
         }
-        let mut d: Vec<(f64, f64, f64)> =
-            (0..=p).map(|j| { let i = k + j - p; let wi = w(i); (ctrl[i].x * wi, ctrl[i].y * wi, wi) }).collect();
+        let mut d: Vec<(f64, f64, f64)> = (0..=p)
+            .map(|j| {
+                let i = k + j - p;
+                let wi = w(i);
+                (ctrl[i].x * wi, ctrl[i].y * wi, wi)
+            })
+            .collect();
         for r in 1..=p {
             for j in (r..=p).rev() {
                 let i = k + j - p;
                 let den = knots[i + p + 1 - r] - knots[i];
-                let alpha = if den.abs() < 1e-300 { 0.0 } else { (u - knots[i]) / den };
+                let alpha = if den.abs() < 1e-300 {
+                    0.0
+                } else {
+                    (u - knots[i]) / den
+                };
                 d[j] = (
                     (1.0 - alpha) * d[j - 1].0 + alpha * d[j].0,
                     (1.0 - alpha) * d[j - 1].1 + alpha * d[j].1,
@@ -206,13 +275,31 @@ pub fn flatten_nurbs(p: usize, knots: &[f64], ctrl: &[Point], weights: &[f64], t
     }
     let mut out = vec![eval(u0)];
     for win in params.windows(2) {
-        subdivide(&eval, win[0], win[1], out[out.len() - 1], eval(win[1]), tol, 0, &mut out);
+        subdivide(
+            &eval,
+            win[0],
+            win[1],
+            out[out.len() - 1],
+            eval(win[1]),
+            tol,
+            0,
+            &mut out,
+        );
     }
     Some(out)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn subdivide(eval: &dyn Fn(f64) -> Point, u0: f64, u1: f64, a: Point, b: Point, tol: f64, depth: u32, out: &mut Vec<Point>) {
+fn subdivide(
+    eval: &dyn Fn(f64) -> Point,
+    u0: f64,
+    u1: f64,
+    a: Point,
+    b: Point,
+    tol: f64,
+    depth: u32,
+    out: &mut Vec<Point>,
+) {
     let um = 0.5 * (u0 + u1);
     let m = eval(um);
     let dev = super::exact::point_segment_dist(m, a, b);

@@ -62,10 +62,24 @@ pub fn collect(drawing: &Drawing, opts: &ImportOptions) -> Collected {
             (l.name.to_ascii_uppercase(), (rgb, l.line_type_name.clone()))
         })
         .collect();
-    let blocks = drawing.blocks().map(|b| (b.name.to_ascii_uppercase(), b)).collect();
-    let mut ctx = Ctx { drawing, layers, blocks, opts, out: Collected::default() };
-    ctx.out.file_mm_per_unit = super::units::insunits_to_mm(drawing.header.default_drawing_units as i32);
-    let root = Inherit { layer: "0".into(), rgb: 0xFFFFFF, line_type: "CONTINUOUS".into() };
+    let blocks = drawing
+        .blocks()
+        .map(|b| (b.name.to_ascii_uppercase(), b))
+        .collect();
+    let mut ctx = Ctx {
+        drawing,
+        layers,
+        blocks,
+        opts,
+        out: Collected::default(),
+    };
+    ctx.out.file_mm_per_unit =
+        super::units::insunits_to_mm(drawing.header.default_drawing_units as i32);
+    let root = Inherit {
+        layer: "0".into(),
+        rgb: 0xFFFFFF,
+        line_type: "CONTINUOUS".into(),
+    };
     for e in ctx.drawing.entities() {
         if e.common.is_in_paper_space {
             continue;
@@ -77,9 +91,16 @@ pub fn collect(drawing: &Drawing, opts: &ImportOptions) -> Collected {
 
 impl<'a> Ctx<'a> {
     fn resolve(&self, e: &Entity, parent: &Inherit) -> Inherit {
-        let layer = if e.common.layer == "0" && parent.layer != "0" { parent.layer.clone() } else { e.common.layer.clone() };
-        let (layer_rgb, layer_lt) =
-            self.layers.get(&layer.to_ascii_uppercase()).cloned().unwrap_or((0xFFFFFF, "CONTINUOUS".into()));
+        let layer = if e.common.layer == "0" && parent.layer != "0" {
+            parent.layer.clone()
+        } else {
+            e.common.layer.clone()
+        };
+        let (layer_rgb, layer_lt) = self
+            .layers
+            .get(&layer.to_ascii_uppercase())
+            .cloned()
+            .unwrap_or((0xFFFFFF, "CONTINUOUS".into()));
         let c = &e.common.color;
         let rgb = if e.common.color_24_bit != 0 {
             (e.common.color_24_bit as u32) & 0xFFFFFF
@@ -98,12 +119,20 @@ impl<'a> Ctx<'a> {
         } else {
             lt.clone()
         };
-        Inherit { layer, rgb, line_type }
+        Inherit {
+            layer,
+            rgb,
+            line_type,
+        }
     }
 
     fn role(&mut self, a: &Inherit) -> Role {
         let o = self.opts;
-        let m = |rules: &[LayerRule]| rules.iter().any(|r| r.matches(&a.layer, a.rgb, &a.line_type));
+        let m = |rules: &[LayerRule]| {
+            rules
+                .iter()
+                .any(|r| r.matches(&a.layer, a.rgb, &a.line_type))
+        };
         if m(&o.ignore_layers) {
             Role::Ignore
         } else if m(&o.attach_layers) {
@@ -111,7 +140,11 @@ impl<'a> Ctx<'a> {
         } else if o.cut_layers.is_empty() || m(&o.cut_layers) {
             Role::Cut
         } else {
-            *self.out.unassigned_layers.entry(a.layer.clone()).or_default() += 1;
+            *self
+                .out
+                .unassigned_layers
+                .entry(a.layer.clone())
+                .or_default() += 1;
             Role::Ignore
         }
     }
@@ -132,23 +165,40 @@ impl<'a> Ctx<'a> {
         let attrs = self.resolve(e, parent);
         if let EntityType::Insert(ins) = &e.specific {
             if depth > 32 {
-                self.out.notes.push(format!("block nesting deeper than 32 levels at INSERT of '{}'; ignored", ins.name));
+                self.out.notes.push(format!(
+                    "block nesting deeper than 32 levels at INSERT of '{}'; ignored",
+                    ins.name
+                ));
                 return;
             }
             let Some(block) = self.blocks.get(&ins.name.to_ascii_uppercase()).copied() else {
-                self.out.notes.push(format!("INSERT of undefined block '{}' ignored", ins.name));
+                self.out
+                    .notes
+                    .push(format!("INSERT of undefined block '{}' ignored", ins.name));
                 return;
             };
             let ocs = ocs_map(ins.extrusion_direction.z);
-            let sx = if ins.x_scale_factor == 0.0 { 1.0 } else { ins.x_scale_factor };
-            let sy = if ins.y_scale_factor == 0.0 { 1.0 } else { ins.y_scale_factor };
-            let base = Affine::scale(sx, sy).then_after(&Affine::translate(-block.base_point.x, -block.base_point.y));
+            let sx = if ins.x_scale_factor == 0.0 {
+                1.0
+            } else {
+                ins.x_scale_factor
+            };
+            let sy = if ins.y_scale_factor == 0.0 {
+                1.0
+            } else {
+                ins.y_scale_factor
+            };
+            let base = Affine::scale(sx, sy)
+                .then_after(&Affine::translate(-block.base_point.x, -block.base_point.y));
             let rot = Affine::rotate_deg(ins.rotation);
             let cols = ins.column_count.max(1);
             let rows = ins.row_count.max(1);
             for r in 0..rows {
                 for c in 0..cols {
-                    let cell = Affine::translate(c as f64 * ins.column_spacing, r as f64 * ins.row_spacing);
+                    let cell = Affine::translate(
+                        c as f64 * ins.column_spacing,
+                        r as f64 * ins.row_spacing,
+                    );
                     let local = Affine::translate(ins.location.x, ins.location.y)
                         .then_after(&rot)
                         .then_after(&cell)
@@ -165,7 +215,10 @@ impl<'a> Ctx<'a> {
         let mut pieces: Vec<Piece> = Vec::new();
         match &e.specific {
             EntityType::Line(l) => {
-                pieces.push(Piece::Line { a: Point::new(l.p1.x, l.p1.y), b: Point::new(l.p2.x, l.p2.y) });
+                pieces.push(Piece::Line {
+                    a: Point::new(l.p1.x, l.p1.y),
+                    b: Point::new(l.p2.x, l.p2.y),
+                });
             }
             EntityType::Arc(a) => {
                 let mut start = a.start_angle.to_radians();
@@ -187,7 +240,11 @@ impl<'a> Ctx<'a> {
                 }
             }
             EntityType::LwPolyline(pl) => {
-                let v: Vec<(Point, f64)> = pl.vertices.iter().map(|v| (Point::new(v.x, v.y), v.bulge)).collect();
+                let v: Vec<(Point, f64)> = pl
+                    .vertices
+                    .iter()
+                    .map(|v| (Point::new(v.x, v.y), v.bulge))
+                    .collect();
                 let ocs = ocs_map(pl.extrusion_direction.z);
                 for p in bulge_path(&v, pl.is_closed()) {
                     pieces.push(p.transformed(&ocs));
@@ -212,21 +269,42 @@ impl<'a> Ctx<'a> {
                 let c = Point::new(el.center.x, el.center.y);
                 let maj = Point::new(el.major_axis.x, el.major_axis.y);
                 let minor = Point::new(-maj.y, maj.x).scale(el.minor_axis_ratio);
-                let map = Affine { a: maj.x, b: minor.x, c: maj.y, d: minor.y, tx: c.x, ty: c.y };
+                let map = Affine {
+                    a: maj.x,
+                    b: minor.x,
+                    c: maj.y,
+                    d: minor.y,
+                    tx: c.x,
+                    ty: c.y,
+                };
                 let mut sweep = (el.end_parameter - el.start_parameter).rem_euclid(TAU);
                 if sweep < 1e-12 {
                     sweep = TAU;
                 }
-                let p = Piece::Conic { map, t0: el.start_parameter, sweep };
+                let p = Piece::Conic {
+                    map,
+                    t0: el.start_parameter,
+                    sweep,
+                };
                 pieces.push(p.transformed(&ocs_map(el.normal.z)));
             }
             EntityType::Spline(sp) => {
-                let ctrl: Vec<Point> = sp.control_points.iter().map(|p| Point::new(p.x, p.y)).collect();
+                let ctrl: Vec<Point> = sp
+                    .control_points
+                    .iter()
+                    .map(|p| Point::new(p.x, p.y))
+                    .collect();
                 // flatten in drawing units, at the tolerance converted from millimetres
                 let scale = self.out.file_mm_per_unit.max(1e-12);
                 let tol = self.opts.chord_tolerance / scale / max_scale(t).max(1e-12);
                 let pts = if !ctrl.is_empty() {
-                    flatten_nurbs(sp.degree_of_curve.max(1) as usize, &sp.knot_values, &ctrl, &sp.weight_values, tol)
+                    flatten_nurbs(
+                        sp.degree_of_curve.max(1) as usize,
+                        &sp.knot_values,
+                        &ctrl,
+                        &sp.weight_values,
+                        tol,
+                    )
                 } else {
                     None
                 };
@@ -300,9 +378,11 @@ fn entity_name(e: &EntityType) -> String {
         "Text" => "TEXT".into(),
         "MText" => "MTEXT".into(),
         "Solid" => "SOLID".into(),
-        "RotatedDimension" | "RadialDimension" | "DiameterDimension" | "AngularThreePointDimension" | "OrdinateDimension" => {
-            "DIMENSION".into()
-        }
+        "RotatedDimension"
+        | "RadialDimension"
+        | "DiameterDimension"
+        | "AngularThreePointDimension"
+        | "OrdinateDimension" => "DIMENSION".into(),
         "ModelPoint" => "POINT".into(),
         "Leader" => "LEADER".into(),
         "Attribute" | "AttributeDefinition" => "ATTRIB".into(),

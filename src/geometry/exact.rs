@@ -36,11 +36,17 @@ pub fn segments_intersect(a: Point, b: Point, c: Point, d: Point) -> bool {
     let d2 = orient(c, d, b);
     let d3 = orient(a, b, c);
     let d4 = orient(a, b, d);
-    if ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0)) && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0)) {
+    if ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0))
+        && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
+    {
         return true;
     }
     let on = |p: Point, q: Point, r: Point, o: f64| {
-        o == 0.0 && r.x >= p.x.min(q.x) && r.x <= p.x.max(q.x) && r.y >= p.y.min(q.y) && r.y <= p.y.max(q.y)
+        o == 0.0
+            && r.x >= p.x.min(q.x)
+            && r.x <= p.x.max(q.x)
+            && r.y >= p.y.min(q.y)
+            && r.y <= p.y.max(q.y)
     };
     on(c, d, a, d1) || on(c, d, b, d2) || on(a, b, c, d3) || on(a, b, d, d4)
 }
@@ -51,7 +57,8 @@ pub fn segments_cross_properly(a: Point, b: Point, c: Point, d: Point) -> bool {
     let d2 = orient(c, d, b);
     let d3 = orient(a, b, c);
     let d4 = orient(a, b, d);
-    ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0)) && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
+    ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0))
+        && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
 }
 
 /// Minimum distance between segments ab and cd (0 when they intersect).
@@ -149,7 +156,14 @@ pub fn find_crossing(rings: &[Vec<Point>]) -> Option<Point> {
         let n = r.len();
         for i in 0..n {
             let (a, b) = (r[i], r[(i + 1) % n]);
-            segs.push(S { a, b, bb: BBox::of([a, b]), ring: ri, idx: i, len: n });
+            segs.push(S {
+                a,
+                b,
+                bb: BBox::of([a, b]),
+                ring: ri,
+                idx: i,
+                len: n,
+            });
         }
     }
     segs.sort_by(|p, q| p.bb.min.x.total_cmp(&q.bb.min.x));
@@ -162,10 +176,15 @@ pub fn find_crossing(rings: &[Vec<Point>]) -> Option<Point> {
             if !s.bb.near(&t.bb, 0.0) {
                 continue;
             }
-            let adjacent = s.ring == t.ring && ((s.idx + 1) % s.len == t.idx || (t.idx + 1) % t.len == s.idx);
+            let adjacent =
+                s.ring == t.ring && ((s.idx + 1) % s.len == t.idx || (t.idx + 1) % t.len == s.idx);
             if adjacent {
                 // Neighbours share one endpoint; they are bad only if they fold back onto each other.
-                let (shared, p, q) = if (s.idx + 1) % s.len == t.idx { (s.b, s.a, t.b) } else { (s.a, s.b, t.a) };
+                let (shared, p, q) = if (s.idx + 1) % s.len == t.idx {
+                    (s.b, s.a, t.b)
+                } else {
+                    (s.a, s.b, t.a)
+                };
                 let u = p.sub(shared);
                 let v = q.sub(shared);
                 if u.cross(v).abs() <= 1e-12 * u.norm() * v.norm() && u.dot(v) > 0.0 {

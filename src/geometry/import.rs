@@ -19,10 +19,17 @@ pub struct LayerRule {
 
 impl LayerRule {
     pub fn matches(&self, layer: &str, rgb: u32, line_type: &str) -> bool {
-        let any = self.layer_name.is_some() || self.colour_rgb.is_some() || self.line_type.is_some();
-        any && self.layer_name.as_ref().is_none_or(|n| n.eq_ignore_ascii_case(layer))
+        let any =
+            self.layer_name.is_some() || self.colour_rgb.is_some() || self.line_type.is_some();
+        any && self
+            .layer_name
+            .as_ref()
+            .is_none_or(|n| n.eq_ignore_ascii_case(layer))
             && self.colour_rgb.is_none_or(|c| c == rgb)
-            && self.line_type.as_ref().is_none_or(|l| l.eq_ignore_ascii_case(line_type))
+            && self
+                .line_type
+                .as_ref()
+                .is_none_or(|l| l.eq_ignore_ascii_case(line_type))
     }
 }
 
@@ -74,7 +81,9 @@ impl PartGeometry {
         PartGeometry { components }
     }
     pub fn single(shape: Shape) -> PartGeometry {
-        PartGeometry { components: vec![shape] }
+        PartGeometry {
+            components: vec![shape],
+        }
     }
     pub fn components(&self) -> &[Shape] {
         &self.components
@@ -86,16 +95,24 @@ impl PartGeometry {
         self.components.iter().map(|s| s.holes().len()).sum()
     }
     pub fn bbox(&self) -> BBox {
-        BBox::of(self.components.iter().flat_map(|s| s.outer().iter().copied()))
+        BBox::of(
+            self.components
+                .iter()
+                .flat_map(|s| s.outer().iter().copied()),
+        )
     }
     pub fn vertex_count(&self) -> usize {
         self.components.iter().map(|s| s.vertex_count()).sum()
     }
     pub fn transformed(&self, t: &Affine) -> PartGeometry {
-        PartGeometry { components: self.components.iter().map(|s| s.transformed(t)).collect() }
+        PartGeometry {
+            components: self.components.iter().map(|s| s.transformed(t)).collect(),
+        }
     }
     pub fn without_holes(&self) -> PartGeometry {
-        PartGeometry { components: self.components.iter().map(|s| s.without_holes()).collect() }
+        PartGeometry {
+            components: self.components.iter().map(|s| s.without_holes()).collect(),
+        }
     }
 }
 
@@ -115,7 +132,11 @@ pub struct Imported {
 }
 
 /// Imports a DXF file as parts (material grows under flattening).
-pub fn import_dxf(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<Imported, ImportError> {
+pub fn import_dxf(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &ImportOptions,
+) -> Result<Imported, ImportError> {
     let c = collect_dxf(source_name, bytes, opts)?;
     let (mm, warnings, cut, attach) = c;
     build_parts(source_name, cut, attach, mm, opts, Side::Grow, warnings)
@@ -123,7 +144,11 @@ pub fn import_dxf(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Resu
 
 /// Imports a DXF file as a sheet: the largest outline is the sheet, holes in it are defects.
 /// Flattening errs towards less usable area.
-pub fn import_dxf_sheet(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<(Shape, Vec<String>), ImportError> {
+pub fn import_dxf_sheet(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &ImportOptions,
+) -> Result<(Shape, Vec<String>), ImportError> {
     let (mm, warnings, cut, _attach) = collect_dxf(source_name, bytes, opts)?;
     let mut o = opts.clone();
     o.use_all_parts_in_file = true;
@@ -131,23 +156,45 @@ pub fn import_dxf_sheet(source_name: &str, bytes: &[u8], opts: &ImportOptions) -
     largest_as_sheet(source_name, imported)
 }
 
-fn largest_as_sheet(source_name: &str, mut imported: Imported) -> Result<(Shape, Vec<String>), ImportError> {
-    imported.parts.sort_by(|a, b| b.geometry.area().total_cmp(&a.geometry.area()));
+fn largest_as_sheet(
+    source_name: &str,
+    mut imported: Imported,
+) -> Result<(Shape, Vec<String>), ImportError> {
+    imported
+        .parts
+        .sort_by(|a, b| b.geometry.area().total_cmp(&a.geometry.area()));
     let extra = imported.parts.len().saturating_sub(1);
     if extra > 0 {
         imported.warnings.push(format!("{source_name}: {extra} outline(s) outside the largest one ignored; the largest outline is the sheet"));
     }
-    let first = imported.parts.into_iter().next().ok_or(ImportError::Empty { source_name: source_name.into(), detail: String::new() })?;
+    let first = imported
+        .parts
+        .into_iter()
+        .next()
+        .ok_or(ImportError::Empty {
+            source_name: source_name.into(),
+            detail: String::new(),
+        })?;
     Ok((first.geometry.components()[0].clone(), imported.warnings))
 }
 
 type CollectedDxf = (f64, Vec<String>, Vec<Piece>, Vec<Piece>);
 
-fn collect_dxf(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<CollectedDxf, ImportError> {
+fn collect_dxf(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &ImportOptions,
+) -> Result<CollectedDxf, ImportError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(ImportError::Empty { source_name: source_name.into(), detail: ": the file is empty".into() });
+        return Err(ImportError::Empty {
+            source_name: source_name.into(),
+            detail: ": the file is empty".into(),
+        });
     }
-    let drawing = dxf_import::load(bytes).map_err(|reason| ImportError::Unreadable { source_name: source_name.into(), reason })?;
+    let drawing = dxf_import::load(bytes).map_err(|reason| ImportError::Unreadable {
+        source_name: source_name.into(),
+        reason,
+    })?;
     let c = dxf_import::collect(&drawing, opts);
     let mut warnings = Vec::new();
     let mut skipped = c.skipped.clone();
@@ -158,11 +205,17 @@ fn collect_dxf(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<
     }
     if !skipped.is_empty() {
         let list: Vec<String> = skipped.iter().map(|(k, v)| format!("{v} {k}")).collect();
-        warnings.push(format!("{source_name}: skipped entities that are not cut geometry: {}", list.join(", ")));
+        warnings.push(format!(
+            "{source_name}: skipped entities that are not cut geometry: {}",
+            list.join(", ")
+        ));
     }
     if !c.unassigned_layers.is_empty() {
         let list: Vec<String> = c.unassigned_layers.keys().cloned().collect();
-        warnings.push(format!("{source_name}: geometry on layers not in CutLayers was ignored: {}", list.join(", ")));
+        warnings.push(format!(
+            "{source_name}: geometry on layers not in CutLayers was ignored: {}",
+            list.join(", ")
+        ));
     }
     warnings.extend(c.notes.iter().map(|n| format!("{source_name}: {n}")));
     let mm = match opts.units.to_mm() {
@@ -175,7 +228,10 @@ fn collect_dxf(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<
         } else {
             format!("; {}", warnings.join("; "))
         };
-        return Err(ImportError::Empty { source_name: source_name.into(), detail });
+        return Err(ImportError::Empty {
+            source_name: source_name.into(),
+            detail,
+        });
     }
     Ok((mm, warnings, c.cut, c.attach))
 }
@@ -183,10 +239,50 @@ fn collect_dxf(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<
 /// Entity types the `dxf` crate parses; anything else in the file is dropped by it, and we
 /// report those from a raw scan so the user learns what was not imported.
 const KNOWN_TO_READER: &[&str] = &[
-    "3DFACE", "3DSOLID", "ACAD_PROXY_ENTITY", "ARC", "ARCALIGNEDTEXT", "ATTDEF", "ATTRIB", "BODY", "CIRCLE", "DIMENSION",
-    "ELLIPSE", "HELIX", "IMAGE", "INSERT", "LEADER", "LIGHT", "LINE", "LWPOLYLINE", "MLINE", "MTEXT", "OLEFRAME", "OLE2FRAME",
-    "POINT", "POLYLINE", "RAY", "REGION", "RTEXT", "SECTION", "SEQEND", "SHAPE", "SOLID", "SPLINE", "TEXT", "TOLERANCE",
-    "TRACE", "DGNUNDERLAY", "DWFUNDERLAY", "PDFUNDERLAY", "VERTEX", "WIPEOUT", "XLINE", "ENDBLK", "BLOCK", "ENDSEC",
+    "3DFACE",
+    "3DSOLID",
+    "ACAD_PROXY_ENTITY",
+    "ARC",
+    "ARCALIGNEDTEXT",
+    "ATTDEF",
+    "ATTRIB",
+    "BODY",
+    "CIRCLE",
+    "DIMENSION",
+    "ELLIPSE",
+    "HELIX",
+    "IMAGE",
+    "INSERT",
+    "LEADER",
+    "LIGHT",
+    "LINE",
+    "LWPOLYLINE",
+    "MLINE",
+    "MTEXT",
+    "OLEFRAME",
+    "OLE2FRAME",
+    "POINT",
+    "POLYLINE",
+    "RAY",
+    "REGION",
+    "RTEXT",
+    "SECTION",
+    "SEQEND",
+    "SHAPE",
+    "SOLID",
+    "SPLINE",
+    "TEXT",
+    "TOLERANCE",
+    "TRACE",
+    "DGNUNDERLAY",
+    "DWFUNDERLAY",
+    "PDFUNDERLAY",
+    "VERTEX",
+    "WIPEOUT",
+    "XLINE",
+    "ENDBLK",
+    "BLOCK",
+    "ENDSEC",
 ];
 
 /// Counts of entity type names in the ENTITIES and BLOCKS sections of an ASCII DXF.
@@ -222,8 +318,16 @@ fn raw_entity_counts(bytes: &[u8]) -> std::collections::BTreeMap<String, usize> 
 
 /// The transform from drawing coordinates to kerf millimetres.
 fn import_transform(mm_per_unit: f64, opts: &ImportOptions) -> Affine {
-    let from = if opts.from_scale == 0.0 { 1.0 } else { opts.from_scale };
-    let to = if opts.to_scale == 0.0 { 1.0 } else { opts.to_scale };
+    let from = if opts.from_scale == 0.0 {
+        1.0
+    } else {
+        opts.from_scale
+    };
+    let to = if opts.to_scale == 0.0 {
+        1.0
+    } else {
+        opts.to_scale
+    };
     let k = mm_per_unit * to / from;
     Affine::rotate_deg(opts.initial_rotation_deg).then_after(&Affine::scale(k, k))
 }
@@ -242,7 +346,12 @@ fn build_parts(
     let loops = chain(cut, opts.chain_tolerance, source_name)?;
     let outlines = nest_loops(loops, source_name)?;
     let mut imported = outlines_to_parts(source_name, outlines, opts, side, warnings)?;
-    attach_marks(&mut imported, attach.iter().map(|p| p.transformed(&t)).collect(), opts.chord_tolerance, source_name);
+    attach_marks(
+        &mut imported,
+        attach.iter().map(|p| p.transformed(&t)).collect(),
+        opts.chord_tolerance,
+        source_name,
+    );
     Ok(imported)
 }
 
@@ -254,16 +363,33 @@ fn outlines_to_parts(
     warnings: Vec<String>,
 ) -> Result<Imported, ImportError> {
     if outlines.is_empty() {
-        return Err(ImportError::Empty { source_name: source_name.into(), detail: String::new() });
+        return Err(ImportError::Empty {
+            source_name: source_name.into(),
+            detail: String::new(),
+        });
     }
     let mut shapes = Vec::new();
     let many = outlines.len() > 1;
     for (i, o) in outlines.iter().enumerate() {
-        let name = if many && opts.use_all_parts_in_file { format!("{source_name}#{}", i + 1) } else { source_name.to_string() };
-        shapes.push((name, outline_to_shape(o, opts.chord_tolerance, side, source_name)?));
+        let name = if many && opts.use_all_parts_in_file {
+            format!("{source_name}#{}", i + 1)
+        } else {
+            source_name.to_string()
+        };
+        shapes.push((
+            name,
+            outline_to_shape(o, opts.chord_tolerance, side, source_name)?,
+        ));
     }
     let parts = if opts.use_all_parts_in_file {
-        shapes.into_iter().map(|(name, s)| ImportedPart { name, geometry: PartGeometry::single(s), marks: vec![] }).collect()
+        shapes
+            .into_iter()
+            .map(|(name, s)| ImportedPart {
+                name,
+                geometry: PartGeometry::single(s),
+                marks: vec![],
+            })
+            .collect()
     } else {
         vec![ImportedPart {
             name: source_name.to_string(),
@@ -281,17 +407,21 @@ fn attach_marks(imported: &mut Imported, attach: Vec<Piece>, tol: f64, source_na
         let mut pts = Vec::new();
         p.flatten(tol, Side::Grow, &mut pts);
         pts.push(p.end());
-        let owner = imported
-            .parts
-            .iter_mut()
-            .find(|part| part.geometry.components().iter().any(|s| super::exact::point_in_ring(pts[0], s.outer())));
+        let owner = imported.parts.iter_mut().find(|part| {
+            part.geometry
+                .components()
+                .iter()
+                .any(|s| super::exact::point_in_ring(pts[0], s.outer()))
+        });
         match owner {
             Some(part) => part.marks.push(pts),
             None => orphans += 1,
         }
     }
     if orphans > 0 {
-        imported.warnings.push(format!("{source_name}: {orphans} attached entit(ies) lie outside every part and were dropped"));
+        imported.warnings.push(format!(
+            "{source_name}: {orphans} attached entit(ies) lie outside every part and were dropped"
+        ));
     }
 }
 
@@ -338,42 +468,65 @@ fn contour_loop(v: &[VertexJson]) -> Option<Loop> {
 
 /// Imports JSON contours: `{"Contours":[{"Vertices":[{"X","Y","Bulge"}...]}...], "Units":"mm"}`.
 /// The largest loop is the outline; loops inside it are holes, whatever their orientation.
-pub fn import_contour_json(source_name: &str, bytes: &[u8], opts: &ImportOptions, side: Side) -> Result<Imported, ImportError> {
+pub fn import_contour_json(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &ImportOptions,
+    side: Side,
+) -> Result<Imported, ImportError> {
     let doc: ContourDoc = serde_json::from_slice(bytes).map_err(|e| ImportError::Unreadable {
         source_name: source_name.into(),
         reason: format!("not a JSON contour document ({e})"),
     })?;
     let file_units = match doc.units.as_deref() {
         None | Some("") => 1.0,
-        Some(u) => Units::parse(u).and_then(|u| u.to_mm()).ok_or_else(|| ImportError::BadSetting {
-            source_name: source_name.into(),
-            field: "Units".into(),
-            reason: format!("unknown unit '{u}' (use mm, cm, m, in or ft)"),
-        })?,
+        Some(u) => {
+            Units::parse(u)
+                .and_then(|u| u.to_mm())
+                .ok_or_else(|| ImportError::BadSetting {
+                    source_name: source_name.into(),
+                    field: "Units".into(),
+                    reason: format!("unknown unit '{u}' (use mm, cm, m, in or ft)"),
+                })?
+        }
     };
     let mm = opts.units.to_mm().unwrap_or(file_units);
     let t = import_transform(mm, opts);
     let mut loops = Vec::new();
     for (i, c) in doc.contours.iter().enumerate() {
         if c.vertices.len() < 2 {
-            return Err(ImportError::ZeroArea { source_name: format!("{source_name} (contour {i})") });
+            return Err(ImportError::ZeroArea {
+                source_name: format!("{source_name} (contour {i})"),
+            });
         }
         if let Some(l) = contour_loop(&c.vertices) {
-            loops.push(Loop { pieces: l.pieces.iter().map(|p| p.transformed(&t)).collect() });
+            loops.push(Loop {
+                pieces: l.pieces.iter().map(|p| p.transformed(&t)).collect(),
+            });
         }
     }
     if loops.is_empty() {
-        return Err(ImportError::Empty { source_name: source_name.into(), detail: ": no contours".into() });
+        return Err(ImportError::Empty {
+            source_name: source_name.into(),
+            detail: ": no contours".into(),
+        });
     }
     let outlines = nest_loops(loops, source_name)?;
     outlines_to_parts(source_name, outlines, opts, side, vec![])
 }
 
 /// Imports a JSON contour document as a sheet outline.
-pub fn import_contour_json_sheet(source_name: &str, bytes: &[u8], opts: &ImportOptions) -> Result<(Shape, Vec<String>), ImportError> {
+pub fn import_contour_json_sheet(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &ImportOptions,
+) -> Result<(Shape, Vec<String>), ImportError> {
     let mut o = opts.clone();
     o.use_all_parts_in_file = true;
-    largest_as_sheet(source_name, import_contour_json(source_name, bytes, &o, Side::Shrink)?)
+    largest_as_sheet(
+        source_name,
+        import_contour_json(source_name, bytes, &o, Side::Shrink)?,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,33 +566,77 @@ pub enum Parametric {
 }
 
 /// Builds a parametric part (millimetres), checking its dimensions.
-pub fn parametric_part(source_name: &str, p: &Parametric, opts: &ImportOptions) -> Result<Imported, ImportError> {
-    let bad = |field: &str, reason: &str| ImportError::BadSetting { source_name: source_name.into(), field: field.into(), reason: reason.into() };
-    let pos = |v: f64, field: &str| if v.is_finite() && v > 0.0 { Ok(v) } else { Err(bad(field, "must be a positive number")) };
+pub fn parametric_part(
+    source_name: &str,
+    p: &Parametric,
+    opts: &ImportOptions,
+) -> Result<Imported, ImportError> {
+    let bad = |field: &str, reason: &str| ImportError::BadSetting {
+        source_name: source_name.into(),
+        field: field.into(),
+        reason: reason.into(),
+    };
+    let pos = |v: f64, field: &str| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(bad(field, "must be a positive number"))
+        }
+    };
     let rect = |w: f64, h: f64| Loop {
         pieces: vec![
-            Piece::Line { a: Point::new(0.0, 0.0), b: Point::new(w, 0.0) },
-            Piece::Line { a: Point::new(w, 0.0), b: Point::new(w, h) },
-            Piece::Line { a: Point::new(w, h), b: Point::new(0.0, h) },
-            Piece::Line { a: Point::new(0.0, h), b: Point::new(0.0, 0.0) },
+            Piece::Line {
+                a: Point::new(0.0, 0.0),
+                b: Point::new(w, 0.0),
+            },
+            Piece::Line {
+                a: Point::new(w, 0.0),
+                b: Point::new(w, h),
+            },
+            Piece::Line {
+                a: Point::new(w, h),
+                b: Point::new(0.0, h),
+            },
+            Piece::Line {
+                a: Point::new(0.0, h),
+                b: Point::new(0.0, 0.0),
+            },
         ],
     };
     let loops = match p {
-        Parametric::Rectangle { width, height } => vec![rect(pos(*width, "Width")?, pos(*height, "Height")?)],
+        Parametric::Rectangle { width, height } => {
+            vec![rect(pos(*width, "Width")?, pos(*height, "Height")?)]
+        }
         Parametric::Circle { diameter } => {
             let r = pos(*diameter, "Diameter")? / 2.0;
-            vec![Loop { pieces: vec![Piece::circle(Point::new(r, r), r)] }]
+            vec![Loop {
+                pieces: vec![Piece::circle(Point::new(r, r), r)],
+            }]
         }
-        Parametric::Ring { outer_diameter, inner_diameter } => {
+        Parametric::Ring {
+            outer_diameter,
+            inner_diameter,
+        } => {
             let ro = pos(*outer_diameter, "OuterDiameter")? / 2.0;
             let ri = pos(*inner_diameter, "InnerDiameter")? / 2.0;
             if ri >= ro {
                 return Err(bad("InnerDiameter", "must be smaller than OuterDiameter"));
             }
             let c = Point::new(ro, ro);
-            vec![Loop { pieces: vec![Piece::circle(c, ro)] }, Loop { pieces: vec![Piece::circle(c, ri)] }]
+            vec![
+                Loop {
+                    pieces: vec![Piece::circle(c, ro)],
+                },
+                Loop {
+                    pieces: vec![Piece::circle(c, ri)],
+                },
+            ]
         }
-        Parametric::RoundedRectangle { width, height, radius } => {
+        Parametric::RoundedRectangle {
+            width,
+            height,
+            radius,
+        } => {
             let (w, h) = (pos(*width, "Width")?, pos(*height, "Height")?);
             let r = *radius;
             if !(r.is_finite() && r >= 0.0 && 2.0 * r <= w.min(h)) {
@@ -450,7 +647,12 @@ pub fn parametric_part(source_name: &str, p: &Parametric, opts: &ImportOptions) 
             } else {
                 use std::f64::consts::FRAC_PI_2 as Q;
                 let mut pieces = Vec::new();
-                let corners = [(w - r, r, -Q), (w - r, h - r, 0.0), (r, h - r, Q), (r, r, 2.0 * Q)];
+                let corners = [
+                    (w - r, r, -Q),
+                    (w - r, h - r, 0.0),
+                    (r, h - r, Q),
+                    (r, r, 2.0 * Q),
+                ];
                 for (k, &(cx, cy, a0)) in corners.iter().enumerate() {
                     let arc = Piece::arc(Point::new(cx, cy), r, a0, Q);
                     let next = corners[(k + 1) % 4];
@@ -459,7 +661,10 @@ pub fn parametric_part(source_name: &str, p: &Parametric, opts: &ImportOptions) 
                     let next_start = Point::new(next.0 + r * na.cos(), next.1 + r * na.sin());
                     pieces.push(arc);
                     if end.dist(next_start) > 1e-12 {
-                        pieces.push(Piece::Line { a: end, b: next_start });
+                        pieces.push(Piece::Line {
+                            a: end,
+                            b: next_start,
+                        });
                     }
                 }
                 vec![Loop { pieces }]
@@ -473,7 +678,12 @@ pub fn parametric_part(source_name: &str, p: &Parametric, opts: &ImportOptions) 
         }
     };
     let t = import_transform(opts.units.to_mm().unwrap_or(1.0), opts);
-    let loops = loops.into_iter().map(|l| Loop { pieces: l.pieces.iter().map(|p| p.transformed(&t)).collect() }).collect();
+    let loops = loops
+        .into_iter()
+        .map(|l| Loop {
+            pieces: l.pieces.iter().map(|p| p.transformed(&t)).collect(),
+        })
+        .collect();
     let outlines = nest_loops(loops, source_name)?;
     outlines_to_parts(source_name, outlines, opts, Side::Grow, vec![])
 }

@@ -17,7 +17,9 @@ pub struct Loop {
 
 impl Loop {
     pub fn reversed(&self) -> Loop {
-        Loop { pieces: self.pieces.iter().rev().map(|p| p.reversed()).collect() }
+        Loop {
+            pieces: self.pieces.iter().rev().map(|p| p.reversed()).collect(),
+        }
     }
     fn rough(&self) -> Vec<Point> {
         let mut v = Vec::new();
@@ -60,7 +62,10 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
         ends.entry(key(p.end())).or_default().push((i, true));
     }
     let mut used = vec![false; open.len()];
-    let find = |at: Point, used: &Vec<bool>, ends: &HashMap<(i64, i64), Vec<(usize, bool)>>| -> Option<(usize, bool)> {
+    let find = |at: Point,
+                used: &Vec<bool>,
+                ends: &HashMap<(i64, i64), Vec<(usize, bool)>>|
+     -> Option<(usize, bool)> {
         let (kx, ky) = key(at);
         let mut best: Option<(usize, bool, f64)> = None;
         for dx in -1..=1 {
@@ -70,7 +75,11 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
                         if used[i] {
                             continue;
                         }
-                        let q = if is_end { open[i].end() } else { open[i].start() };
+                        let q = if is_end {
+                            open[i].end()
+                        } else {
+                            open[i].start()
+                        };
                         let d = q.dist(at);
                         if d <= tol && best.is_none_or(|b| d < b.2) {
                             best = Some((i, is_end, d));
@@ -97,7 +106,11 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
                 Some((i, is_end)) => {
                     used[i] = true;
                     // a piece whose end meets our tail is walked backwards
-                    chain_pieces.push(if is_end { open[i].reversed() } else { open[i].clone() });
+                    chain_pieces.push(if is_end {
+                        open[i].reversed()
+                    } else {
+                        open[i].clone()
+                    });
                 }
                 None => {
                     if chain_pieces.len() > 1 || tail.dist(first) > tol {
@@ -108,14 +121,23 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
             }
         }
         snap_joints(&mut chain_pieces);
-        loops.push(Loop { pieces: chain_pieces });
+        loops.push(Loop {
+            pieces: chain_pieces,
+        });
     }
     Ok(loops)
 }
 
 /// Report the gap nearest to the dangling end: to another free end if one exists, else to the
 /// start of its own chain.
-fn open_error(source_name: &str, tail: Point, first: Point, open: &[Piece], used: &[bool], tol: f64) -> ImportError {
+fn open_error(
+    source_name: &str,
+    tail: Point,
+    first: Point,
+    open: &[Piece],
+    used: &[bool],
+    tol: f64,
+) -> ImportError {
     let mut to = first;
     let mut gap = tail.dist(first);
     for (i, p) in open.iter().enumerate() {
@@ -130,7 +152,13 @@ fn open_error(source_name: &str, tail: Point, first: Point, open: &[Piece], used
             }
         }
     }
-    ImportError::OpenOutline { source_name: source_name.to_string(), from: tail, to, gap, tolerance: tol }
+    ImportError::OpenOutline {
+        source_name: source_name.to_string(),
+        from: tail,
+        to,
+        gap,
+        tolerance: tol,
+    }
 }
 
 /// Make consecutive pieces meet exactly (lines move their end points; curves keep their shape,
@@ -162,7 +190,11 @@ fn dedup(pieces: Vec<Piece>) -> Vec<Piece> {
             let mut mid = Vec::new();
             p.rough_points(&mut mid);
             let m = mid.get(mid.len() / 2).copied().unwrap_or(a);
-            let (a, b) = if (q(a.x), q(a.y)) <= (q(b.x), q(b.y)) { (a, b) } else { (b, a) };
+            let (a, b) = if (q(a.x), q(a.y)) <= (q(b.x), q(b.y)) {
+                (a, b)
+            } else {
+                (b, a)
+            };
             seen.insert((q(a.x), q(a.y), q(b.x), q(b.y), q(m.x), q(m.y), mid.len()))
         })
         .collect()
@@ -188,7 +220,9 @@ pub fn nest_loops(loops: Vec<Loop>, source_name: &str) -> Result<Vec<Outline>, I
     let mut depth = vec![0usize; loops.len()];
     for (k, &i) in order.iter().enumerate() {
         if areas[i].abs() < 1e-12 {
-            return Err(ImportError::ZeroArea { source_name: source_name.to_string() });
+            return Err(ImportError::ZeroArea {
+                source_name: source_name.to_string(),
+            });
         }
         // the smallest earlier loop that contains this one
         let probe = interior_probe(&rough[i]);
@@ -205,11 +239,23 @@ pub fn nest_loops(loops: Vec<Loop>, source_name: &str) -> Result<Vec<Outline>, I
     for &i in &order {
         let ccw = areas[i] > 0.0;
         if depth[i] % 2 == 0 {
-            let outer = if ccw { loops[i].clone() } else { loops[i].reversed() };
+            let outer = if ccw {
+                loops[i].clone()
+            } else {
+                loops[i].reversed()
+            };
             index_of.insert(i, outlines.len());
-            outlines.push(Outline { outer, holes: vec![], area: areas[i].abs() });
+            outlines.push(Outline {
+                outer,
+                holes: vec![],
+                area: areas[i].abs(),
+            });
         } else {
-            let hole = if ccw { loops[i].reversed() } else { loops[i].clone() };
+            let hole = if ccw {
+                loops[i].reversed()
+            } else {
+                loops[i].clone()
+            };
             let o = index_of[&parent[i].unwrap()];
             outlines[o].area -= areas[i].abs();
             outlines[o].holes.push(hole);
@@ -242,17 +288,27 @@ fn interior_probe(r: &[Point]) -> Point {
 }
 
 /// Flattens an outline conservatively and checks it can be cut: no crossing edges, non-zero area.
-pub fn outline_to_shape(o: &Outline, tol: f64, side: Side, source_name: &str) -> Result<Shape, ImportError> {
+pub fn outline_to_shape(
+    o: &Outline,
+    tol: f64,
+    side: Side,
+    source_name: &str,
+) -> Result<Shape, ImportError> {
     let outer = o.outer.flatten(tol, side);
     let holes: Vec<Vec<Point>> = o.holes.iter().map(|h| h.flatten(tol, side)).collect();
     let mut rings = vec![outer.clone()];
     rings.extend(holes.iter().cloned());
     if let Some(at) = find_crossing(&rings) {
-        return Err(ImportError::SelfCrossing { source_name: source_name.to_string(), at });
+        return Err(ImportError::SelfCrossing {
+            source_name: source_name.to_string(),
+            at,
+        });
     }
     let shape = Shape::new(outer, holes);
     if shape.outer().len() < 3 || shape.area() <= 1e-9 {
-        return Err(ImportError::ZeroArea { source_name: source_name.to_string() });
+        return Err(ImportError::ZeroArea {
+            source_name: source_name.to_string(),
+        });
     }
     Ok(shape)
 }

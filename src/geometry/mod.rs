@@ -17,8 +17,8 @@ pub use compression::Compression;
 pub use curve::Side;
 pub use error::ImportError;
 pub use import::{
-    import_contour_json, import_contour_json_sheet, import_dxf, import_dxf_sheet, parametric_part, ImportOptions, Imported,
-    ImportedPart, LayerRule, Parametric, PartGeometry,
+    import_contour_json, import_contour_json_sheet, import_dxf, import_dxf_sheet, parametric_part,
+    ImportOptions, Imported, ImportedPart, LayerRule, Parametric, PartGeometry,
 };
 pub use primitives::{Affine, BBox, Point};
 pub use shape::Shape;

@@ -92,17 +92,42 @@ pub struct Affine {
 }
 
 impl Affine {
-    pub const IDENTITY: Affine = Affine { a: 1.0, b: 0.0, c: 0.0, d: 1.0, tx: 0.0, ty: 0.0 };
+    pub const IDENTITY: Affine = Affine {
+        a: 1.0,
+        b: 0.0,
+        c: 0.0,
+        d: 1.0,
+        tx: 0.0,
+        ty: 0.0,
+    };
 
     pub fn translate(dx: f64, dy: f64) -> Self {
-        Affine { tx: dx, ty: dy, ..Affine::IDENTITY }
+        Affine {
+            tx: dx,
+            ty: dy,
+            ..Affine::IDENTITY
+        }
     }
     pub fn rotate_deg(deg: f64) -> Self {
         let (s, c) = exact_sin_cos_deg(deg);
-        Affine { a: c, b: -s, c: s, d: c, tx: 0.0, ty: 0.0 }
+        Affine {
+            a: c,
+            b: -s,
+            c: s,
+            d: c,
+            tx: 0.0,
+            ty: 0.0,
+        }
     }
     pub fn scale(sx: f64, sy: f64) -> Self {
-        Affine { a: sx, b: 0.0, c: 0.0, d: sy, tx: 0.0, ty: 0.0 }
+        Affine {
+            a: sx,
+            b: 0.0,
+            c: 0.0,
+            d: sy,
+            tx: 0.0,
+            ty: 0.0,
+        }
     }
     /// Mirror about the local Y axis (x -> -x), kerf's placement convention.
     pub fn mirror_x() -> Self {
@@ -120,14 +145,21 @@ impl Affine {
         }
     }
     pub fn apply(&self, p: Point) -> Point {
-        Point::new(self.a * p.x + self.b * p.y + self.tx, self.c * p.x + self.d * p.y + self.ty)
+        Point::new(
+            self.a * p.x + self.b * p.y + self.tx,
+            self.c * p.x + self.d * p.y + self.ty,
+        )
     }
     pub fn det(&self) -> f64 {
         self.a * self.d - self.b * self.c
     }
     /// The placement transform: mirror (x -> -x) if asked, rotate CCW by `deg`, translate.
     pub fn placement(mirrored: bool, deg: f64, x: f64, y: f64) -> Affine {
-        let m = if mirrored { Affine::mirror_x() } else { Affine::IDENTITY };
+        let m = if mirrored {
+            Affine::mirror_x()
+        } else {
+            Affine::IDENTITY
+        };
         let r = Affine::rotate_deg(deg).then_after(&m);
         Affine::translate(x, y).then_after(&r)
     }
@@ -137,7 +169,13 @@ impl Affine {
 /// parts stay axis-aligned (1e-16 errors would otherwise cost a raster cell).
 pub fn exact_sin_cos_deg(deg: f64) -> (f64, f64) {
     let r = deg.rem_euclid(360.0);
-    for (q, s, c) in [(0.0, 0.0, 1.0), (90.0, 1.0, 0.0), (180.0, 0.0, -1.0), (270.0, -1.0, 0.0), (360.0, 0.0, 1.0)] {
+    for (q, s, c) in [
+        (0.0, 0.0, 1.0),
+        (90.0, 1.0, 0.0),
+        (180.0, 0.0, -1.0),
+        (270.0, -1.0, 0.0),
+        (360.0, 0.0, 1.0),
+    ] {
         if (r - q).abs() < 1e-12 {
             return (s, c);
         }

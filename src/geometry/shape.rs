@@ -34,7 +34,15 @@ impl Shape {
     }
 
     pub fn rectangle(w: f64, h: f64) -> Shape {
-        Shape::new(vec![Point::new(0.0, 0.0), Point::new(w, 0.0), Point::new(w, h), Point::new(0.0, h)], vec![])
+        Shape::new(
+            vec![
+                Point::new(0.0, 0.0),
+                Point::new(w, 0.0),
+                Point::new(w, h),
+                Point::new(0.0, h),
+            ],
+            vec![],
+        )
     }
 
     pub fn outer(&self) -> &[Point] {
@@ -82,7 +90,10 @@ impl Shape {
 
     /// The shape with holes filled (the outline only).
     pub fn without_holes(&self) -> Shape {
-        Shape { outer: self.outer.clone(), holes: vec![] }
+        Shape {
+            outer: self.outer.clone(),
+            holes: vec![],
+        }
     }
 
     /// The shape translated so that its bounding box starts at the origin.

@@ -15,7 +15,14 @@ pub enum Units {
 }
 
 impl Units {
-    pub const ALL: [Units; 6] = [Units::FromFile, Units::Millimetres, Units::Centimetres, Units::Metres, Units::Inches, Units::Feet];
+    pub const ALL: [Units; 6] = [
+        Units::FromFile,
+        Units::Millimetres,
+        Units::Centimetres,
+        Units::Metres,
+        Units::Inches,
+        Units::Feet,
+    ];
 
     /// Millimetres per unit; `None` for FromFile (decided by the file).
     pub fn to_mm(self) -> Option<f64> {
@@ -32,14 +39,22 @@ impl Units {
     /// Lenient parse (DESIGN 5.1): case-insensitive, ignoring `_`, `-` and spaces, British or US
     /// spelling, abbreviations, or the integer index.
     pub fn parse(s: &str) -> Option<Units> {
-        let k: String = s.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).collect::<String>().to_ascii_lowercase();
+        let k: String = s
+            .chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' '))
+            .collect::<String>()
+            .to_ascii_lowercase();
         if let Ok(i) = k.parse::<usize>() {
             return Units::ALL.get(i).copied();
         }
         Some(match k.as_str() {
             "fromfile" | "file" | "auto" => Units::FromFile,
-            "millimetres" | "millimeters" | "millimetre" | "millimeter" | "mm" => Units::Millimetres,
-            "centimetres" | "centimeters" | "centimetre" | "centimeter" | "cm" => Units::Centimetres,
+            "millimetres" | "millimeters" | "millimetre" | "millimeter" | "mm" => {
+                Units::Millimetres
+            }
+            "centimetres" | "centimeters" | "centimetre" | "centimeter" | "cm" => {
+                Units::Centimetres
+            }
             "metres" | "meters" | "metre" | "meter" | "m" => Units::Metres,
             "inches" | "inch" | "in" => Units::Inches,
             "feet" | "foot" | "ft" => Units::Feet,

@@ -50,7 +50,12 @@ struct FilledSheet {
     placed: Vec<(Item, Pose)>,
 }
 
-pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_interim: &(dyn Fn(&NestResult) + Sync)) -> Result<NestResult, NestError> {
+pub fn nest(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    cancel: &CancelHandle,
+    on_interim: &(dyn Fn(&NestResult) + Sync),
+) -> Result<NestResult, NestError> {
     let start = Instant::now();
     validate(problem)?;
     let s = &problem.settings;
@@ -59,24 +64,51 @@ pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_i
     // orientations per part type, per frame (frames differ only by the sheet's size offset; the
     // linear part is the same for all sheets)
     let frame0 = Frame::new(s.direction, s.origin, 1.0, 1.0);
-    let spacing_min = (0..problem.parts.len()).map(|i| part_spacing(problem, i)).fold(f64::INFINITY, f64::min);
-    let orients: Vec<Vec<Oriented>> = (0..problem.parts.len()).map(|i| orientations(problem, i, &frame0, cell, spacing_min)).collect();
-    let margin = orients.iter().flatten().map(|o| o.margin).max().unwrap_or(0) as i32 + 1;
+    let spacing_min = (0..problem.parts.len())
+        .map(|i| part_spacing(problem, i))
+        .fold(f64::INFINITY, f64::min);
+    let orients: Vec<Vec<Oriented>> = (0..problem.parts.len())
+        .map(|i| orientations(problem, i, &frame0, cell, spacing_min))
+        .collect();
+    let margin = orients
+        .iter()
+        .flatten()
+        .map(|o| o.margin)
+        .max()
+        .unwrap_or(0) as i32
+        + 1;
 
     let mut items: Vec<Item> = Vec::new();
     for (pi, p) in problem.parts.iter().enumerate() {
         for k in 0..p.quantity {
-            items.push(Item { part: pi, instance: k, is_filler: false });
+            items.push(Item {
+                part: pi,
+                instance: k,
+                is_filler: false,
+            });
         }
     }
     let area_of = |i: &Item| problem.parts[i.part].geometry.area();
     items.sort_by(|a, b| {
-        problem.parts[b.part].priority.cmp(&problem.parts[a.part].priority).then(area_of(b).total_cmp(&area_of(a))).then(a.part.cmp(&b.part))
+        problem.parts[b.part]
+            .priority
+            .cmp(&problem.parts[a.part].priority)
+            .then(area_of(b).total_cmp(&area_of(a)))
+            .then(a.part.cmp(&b.part))
     });
 
     // sheets in the order they are opened: priority, then larger first
     let mut sheet_order: Vec<usize> = (0..problem.sheets.len()).collect();
-    sheet_order.sort_by(|&a, &b| problem.sheets[b].priority.cmp(&problem.sheets[a].priority).then(problem.sheets[b].area().total_cmp(&problem.sheets[a].area())));
+    sheet_order.sort_by(|&a, &b| {
+        problem.sheets[b]
+            .priority
+            .cmp(&problem.sheets[a].priority)
+            .then(
+                problem.sheets[b]
+                    .area()
+                    .total_cmp(&problem.sheets[a].area()),
+            )
+    });
     let mut remaining_qty: Vec<Option<u32>> = problem.sheets.iter().map(|s| s.quantity).collect();
     let mut sizes_used: Vec<(u64, u64)> = Vec::new();
 
@@ -87,11 +119,22 @@ pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_i
     pending.retain(|it| {
         let fits = problem.sheets.iter().enumerate().any(|(si, sh)| {
             let (w, h) = sh.extent();
-            let a = sheet_area(problem, si, &Frame::new(s.direction, s.origin, w, h), cell, margin);
-            orients[it.part].iter().any(|o| a.bounds(o, f64::INFINITY).is_some())
+            let a = sheet_area(
+                problem,
+                si,
+                &Frame::new(s.direction, s.origin, w, h),
+                cell,
+                margin,
+            );
+            orients[it.part]
+                .iter()
+                .any(|o| a.bounds(o, f64::INFINITY).is_some())
         });
         if !fits {
-            unplaced.push((*it, "larger than every sheet in every allowed orientation".into()));
+            unplaced.push((
+                *it,
+                "larger than every sheet in every allowed orientation".into(),
+            ));
         }
         fits
     });
@@ -104,17 +147,34 @@ pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_i
             }
             let (w, h) = problem.sheets[si].extent();
             let size_key = (w.to_bits(), h.to_bits());
-            if s.max_different_sheet_sizes > 0 && !sizes_used.contains(&size_key) && sizes_used.len() as u32 >= s.max_different_sheet_sizes {
+            if s.max_different_sheet_sizes > 0
+                && !sizes_used.contains(&size_key)
+                && sizes_used.len() as u32 >= s.max_different_sheet_sizes
+            {
                 continue;
             }
             let frame = Frame::new(s.direction, s.origin, w, h);
             let area = sheet_area(problem, si, &frame, cell, margin);
-            let candidates: Vec<Item> =
-                if s.strict_priorities { pending.iter().copied().filter(|i| problem.parts[i.part].priority == group_priority).collect() } else { pending.clone() };
+            let candidates: Vec<Item> = if s.strict_priorities {
+                pending
+                    .iter()
+                    .copied()
+                    .filter(|i| problem.parts[i.part].priority == group_priority)
+                    .collect()
+            } else {
+                pending.clone()
+            };
             let mut occ = area.new_occupancy();
-            let lists: Vec<&[Oriented]> = candidates.iter().map(|i| orients[i.part].as_slice()).collect();
+            let lists: Vec<&[Oriented]> = candidates
+                .iter()
+                .map(|i| orients[i.part].as_slice())
+                .collect();
             let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY);
-            let placed: Vec<(Item, Pose)> = candidates.iter().zip(poses).filter_map(|(i, p)| p.map(|p| (*i, p))).collect();
+            let placed: Vec<(Item, Pose)> = candidates
+                .iter()
+                .zip(poses)
+                .filter_map(|(i, p)| p.map(|p| (*i, p)))
+                .collect();
             if placed.is_empty() {
                 continue;
             }
@@ -124,20 +184,32 @@ pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_i
             if !sizes_used.contains(&size_key) {
                 sizes_used.push(size_key);
             }
-            pending.retain(|i| !placed.iter().any(|(p, _)| p.part == i.part && p.instance == i.instance));
-            filled.push(FilledSheet { sheet: si, frame, area, placed });
+            pending.retain(|i| {
+                !placed
+                    .iter()
+                    .any(|(p, _)| p.part == i.part && p.instance == i.instance)
+            });
+            filled.push(FilledSheet {
+                sheet: si,
+                frame,
+                area,
+                placed,
+            });
             progress = true;
             break;
         }
         if !progress {
-            let reason = if s.max_different_sheet_sizes > 0 && sizes_used.len() as u32 >= s.max_different_sheet_sizes {
+            let reason = if s.max_different_sheet_sizes > 0
+                && sizes_used.len() as u32 >= s.max_different_sheet_sizes
+            {
                 "no room left on the sheets allowed by MaximumDifferentSheetSizes"
             } else {
                 "no sheet left: every sheet's quantity is used"
             };
             for it in pending.drain(..) {
                 let r = if s.strict_priorities && problem.parts[it.part].priority < group_priority {
-                    "not nested: a higher-priority part could not be placed (StrictPartPriorities)".to_string()
+                    "not nested: a higher-priority part could not be placed (StrictPartPriorities)"
+                        .to_string()
                 } else {
                     reason.to_string()
                 };
@@ -153,32 +225,76 @@ pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_i
 
     // compact the last sheet: shortest used length, run by several seeded threads
     if let Some(last) = filled.pop() {
-        let threads = if s.max_cpu == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { s.max_cpu as usize }.max(1);
-        let best: Mutex<(f64, usize, Vec<Pose>)> = Mutex::new((f64::INFINITY, usize::MAX, last.placed.iter().map(|p| p.1).collect()));
-        let lists: Vec<&[Oriented]> = last.placed.iter().map(|(i, _)| orients[i.part].as_slice()).collect();
-        let budget = Budget { deadline, cancel: &cancel.0, max_rounds: s.max_iterations };
+        let threads = if s.max_cpu == 0 {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        } else {
+            s.max_cpu as usize
+        }
+        .max(1);
+        let best: Mutex<(f64, usize, Vec<Pose>)> = Mutex::new((
+            f64::INFINITY,
+            usize::MAX,
+            last.placed.iter().map(|p| p.1).collect(),
+        ));
+        let lists: Vec<&[Oriented]> = last
+            .placed
+            .iter()
+            .map(|(i, _)| orients[i.part].as_slice())
+            .collect();
+        let budget = Budget {
+            deadline,
+            cancel: &cancel.0,
+            max_rounds: s.max_iterations,
+        };
         let target_reached = |len: f64, poses: &[Pose]| -> bool {
-            let Some(t) = s.utilisation_target else { return false };
+            let Some(t) = s.utilisation_target else {
+                return false;
+            };
             let mut f = filled.clone();
-            f.push(FilledSheet { placed: last.placed.iter().zip(poses).map(|((i, _), p)| (*i, *p)).collect(), ..last.clone() });
+            f.push(FilledSheet {
+                placed: last
+                    .placed
+                    .iter()
+                    .zip(poses)
+                    .map(|((i, _), p)| (*i, *p))
+                    .collect(),
+                ..last.clone()
+            });
             let _ = len;
             result_of(&f, &unplaced).stats.utilisation >= t
         };
         std::thread::scope(|scope| {
             for t in 0..threads {
                 let lists = lists.clone();
-                let (last, best, budget, filled_ref, unplaced_ref) = (&last, &best, &budget, &filled, &unplaced);
+                let (last, best, budget, filled_ref, unplaced_ref) =
+                    (&last, &best, &budget, &filled, &unplaced);
                 let target_reached = &target_reached;
                 scope.spawn(move || {
                     let start_poses: Vec<Pose> = last.placed.iter().map(|p| p.1).collect();
-                    let mut c = Compactor::new(eval, &last.area, lists, start_poses, s.seed.wrapping_add(t as u64 * 7919));
+                    let mut c = Compactor::new(
+                        eval,
+                        &last.area,
+                        lists,
+                        start_poses,
+                        s.seed.wrapping_add(t as u64 * 7919),
+                    );
                     let report = |poses: &[Pose], len: f64| {
                         let mut b = best.lock().unwrap();
                         if len < b.0 - 1e-9 || (len <= b.0 + 1e-9 && t < b.1) {
                             *b = (len, t, poses.to_vec());
                             drop(b);
                             let mut f = filled_ref.clone();
-                            f.push(FilledSheet { placed: last.placed.iter().zip(poses).map(|((i, _), p)| (*i, *p)).collect(), ..last.clone() });
+                            f.push(FilledSheet {
+                                placed: last
+                                    .placed
+                                    .iter()
+                                    .zip(poses)
+                                    .map(|((i, _), p)| (*i, *p))
+                                    .collect(),
+                                ..last.clone()
+                            });
                             on_interim(&result_of(&f, unplaced_ref));
                             if target_reached(len, poses) {
                                 cancel.cancel();
@@ -191,7 +307,15 @@ pub fn nest(problem: &Problem, eval: &dyn Evaluator, cancel: &CancelHandle, on_i
             }
         });
         let poses = best.into_inner().unwrap().2;
-        filled.push(FilledSheet { placed: last.placed.iter().zip(poses).map(|((i, _), p)| (*i, p)).collect(), ..last });
+        filled.push(FilledSheet {
+            placed: last
+                .placed
+                .iter()
+                .zip(poses)
+                .map(|((i, _), p)| (*i, p))
+                .collect(),
+            ..last
+        });
     }
 
     add_fillers(problem, eval, &orients, &mut filled);
@@ -210,13 +334,19 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
     }
     for p in &problem.parts {
         if p.rotations.is_empty() {
-            return Err(NestError::Invalid(format!("part {}: no allowed rotation", p.id)));
+            return Err(NestError::Invalid(format!(
+                "part {}: no allowed rotation",
+                p.id
+            )));
         }
     }
     for sh in &problem.sheets {
         let (w, h) = sh.extent();
         if !(w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite()) {
-            return Err(NestError::Invalid(format!("sheet {}: dimensions must be positive", sh.id)));
+            return Err(NestError::Invalid(format!(
+                "sheet {}: dimensions must be positive",
+                sh.id
+            )));
         }
     }
     Ok(())
@@ -248,24 +378,56 @@ fn choose_cell(problem: &Problem) -> f64 {
     cell
 }
 
-fn orientations(problem: &Problem, part: usize, frame: &Frame, cell: f64, spacing_min: f64) -> Vec<Oriented> {
+fn orientations(
+    problem: &Problem,
+    part: usize,
+    frame: &Frame,
+    cell: f64,
+    spacing_min: f64,
+) -> Vec<Oriented> {
     let p = &problem.parts[part];
     let g = nesting_geometry(problem, part);
     let sp = part_spacing(problem, part);
     // growth per part so that any pair ends up at least max(s_i, s_j) apart
-    let grow = if spacing_min.is_finite() { sp - spacing_min / 2.0 } else { sp / 2.0 };
-    let k = if grow > 0.0 { (grow / cell).floor() as u32 + 1 } else { 0 };
+    let grow = if spacing_min.is_finite() {
+        sp - spacing_min / 2.0
+    } else {
+        sp / 2.0
+    };
+    let k = if grow > 0.0 {
+        (grow / cell).floor() as u32 + 1
+    } else {
+        0
+    };
     let mut out: Vec<Oriented> = Vec::new();
-    let mirrors: &[bool] = if p.allow_mirror { &[false, true] } else { &[false] };
+    let mirrors: &[bool] = if p.allow_mirror {
+        &[false, true]
+    } else {
+        &[false]
+    };
     for &m in mirrors {
         for &rot in &p.rotations {
-            let t = frame.linear().then_after(&Affine::placement(m, rot, 0.0, 0.0));
+            let t = frame
+                .linear()
+                .then_after(&Affine::placement(m, rot, 0.0, 0.0));
             let shape = g.transformed(&t);
             let (raster, origin) = rasterize(&shape, cell, k);
             let bbox = shape.bbox();
-            let o = Oriented { rotation: rot, mirrored: m, raster, origin, bbox, margin: k };
+            let o = Oriented {
+                rotation: rot,
+                mirrored: m,
+                raster,
+                origin,
+                bbox,
+                margin: k,
+            };
             // symmetric parts give identical orientations; keep one
-            let dup = out.iter().any(|q| q.raster == o.raster && (q.bbox.width() - o.bbox.width()).abs() < 1e-9 && (q.bbox.height() - o.bbox.height()).abs() < 1e-9 && same_outline(q, &o));
+            let dup = out.iter().any(|q| {
+                q.raster == o.raster
+                    && (q.bbox.width() - o.bbox.width()).abs() < 1e-9
+                    && (q.bbox.height() - o.bbox.height()).abs() < 1e-9
+                    && same_outline(q, &o)
+            });
             if !dup {
                 out.push(o);
             }
@@ -289,20 +451,40 @@ fn sheet_area(problem: &Problem, si: usize, frame: &Frame, cell: f64, margin: i3
     let b = t.apply(Point::new(w - sh.right, h - sh.top));
     let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
     let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
-    let mut area = SheetArea { cell, x0, y0, x1, y1, blocked: None, margin };
+    let mut area = SheetArea {
+        cell,
+        x0,
+        y0,
+        x1,
+        y1,
+        blocked: None,
+        margin,
+    };
     if let SheetShape::Outline(shape) = &sh.shape {
         let canon = shape.transformed(&t);
         let (cw, ch) = frame.extent(w, h);
         let gw = (cw / cell).ceil() as u32 + 2 * margin as u32 + 2;
         let gh = (ch / cell).ceil() as u32 + 2 * margin as u32 + 2;
         let go = Point::new(-(margin as f64) * cell, -(margin as f64) * cell);
-        area.blocked = Some(blocked_cells(&canon, sh.irregular_spacing.max(0.0), cell, gw, gh, go));
+        area.blocked = Some(blocked_cells(
+            &canon,
+            sh.irregular_spacing.max(0.0),
+            cell,
+            gw,
+            gh,
+            go,
+        ));
     }
     area
 }
 
 /// Places filler copies where room is left (FillerPartsStrategy).
-fn add_fillers(problem: &Problem, eval: &dyn Evaluator, orients: &[Vec<Oriented>], filled: &mut [FilledSheet]) {
+fn add_fillers(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    orients: &[Vec<Oriented>],
+    filled: &mut [FilledSheet],
+) {
     let s = &problem.settings;
     if s.filler_strategy == FillerStrategy::None || filled.is_empty() {
         return;
@@ -310,11 +492,19 @@ fn add_fillers(problem: &Problem, eval: &dyn Evaluator, orients: &[Vec<Oriented>
     let mut fillers: Vec<Item> = Vec::new();
     for (pi, p) in problem.parts.iter().enumerate() {
         for k in 0..p.filler_quantity {
-            fillers.push(Item { part: pi, instance: p.quantity + k, is_filler: true });
+            fillers.push(Item {
+                part: pi,
+                instance: p.quantity + k,
+                is_filler: true,
+            });
         }
     }
     let n = filled.len();
-    let targets: Vec<usize> = if s.filler_strategy == FillerStrategy::FillLastSheet { vec![n - 1] } else { (0..n).collect() };
+    let targets: Vec<usize> = if s.filler_strategy == FillerStrategy::FillLastSheet {
+        vec![n - 1]
+    } else {
+        (0..n).collect()
+    };
     for si in targets {
         if fillers.is_empty() {
             break;
@@ -340,7 +530,14 @@ fn add_fillers(problem: &Problem, eval: &dyn Evaluator, orients: &[Vec<Oriented>
 
 /// Turns canonical poses into placements of the original parts, groups identical layouts and
 /// computes statistics.
-fn build_result(problem: &Problem, orients: &[Vec<Oriented>], filled: &[FilledSheet], unplaced: &[(Item, String)], start: Instant, engine: &str) -> NestResult {
+fn build_result(
+    problem: &Problem,
+    orients: &[Vec<Oriented>],
+    filled: &[FilledSheet],
+    unplaced: &[(Item, String)],
+    start: Instant,
+    engine: &str,
+) -> NestResult {
     let mut layouts: Vec<SheetLayout> = Vec::new();
     let mut total_part_area = 0.0;
     let mut total_sheet_area = 0.0;
@@ -353,12 +550,25 @@ fn build_result(problem: &Problem, orients: &[Vec<Oriented>], filled: &[FilledSh
             .iter()
             .map(|(it, pose)| {
                 let o = &orients[it.part][pose.orient];
-                let t = fs.frame.translation_back(o.translation(fs.area.cell, pose.gx, pose.gy));
-                Placement { part: it.part, instance: it.instance, x: t.x, y: t.y, rotation: o.rotation, mirrored: o.mirrored, is_filler: it.is_filler }
+                let t = fs
+                    .frame
+                    .translation_back(o.translation(fs.area.cell, pose.gx, pose.gy));
+                Placement {
+                    part: it.part,
+                    instance: it.instance,
+                    x: t.x,
+                    y: t.y,
+                    rotation: o.rotation,
+                    mirrored: o.mirrored,
+                    is_filler: it.is_filler,
+                }
             })
             .collect();
         placements.sort_by(|a, b| (a.part, a.instance).cmp(&(b.part, b.instance)));
-        let part_area: f64 = placements.iter().map(|p| problem.parts[p.part].geometry.area()).sum();
+        let part_area: f64 = placements
+            .iter()
+            .map(|p| problem.parts[p.part].geometry.area())
+            .sum();
         // used length along the fill direction, from the sheet's start
         let used = fs
             .placed
@@ -368,31 +578,59 @@ fn build_result(problem: &Problem, orients: &[Vec<Oriented>], filled: &[FilledSh
         let (cl, ch) = fs.frame.extent(w, h);
         let is_last = fi + 1 == filled.len();
         // the last sheet counts only its used length; full sheets count whole
-        let used_area = if is_last { (used.min(cl)) * ch } else { sh.area() };
-        let util = if used_area > 0.0 { 100.0 * part_area / used_area } else { 0.0 };
+        let used_area = if is_last {
+            (used.min(cl)) * ch
+        } else {
+            sh.area()
+        };
+        let util = if used_area > 0.0 {
+            100.0 * part_area / used_area
+        } else {
+            0.0
+        };
         total_part_area += part_area;
         total_sheet_area += used_area;
         if is_last {
             last_used_length = used;
         }
-        let layout = SheetLayout { sheet: fs.sheet, multiplicity: 1, placements, utilisation: util, used_length: used };
+        let layout = SheetLayout {
+            sheet: fs.sheet,
+            multiplicity: 1,
+            placements,
+            utilisation: util,
+            used_length: used,
+        };
         match layouts.iter_mut().find(|l| same_layout(l, &layout)) {
             Some(l) => l.multiplicity += 1,
             None => layouts.push(layout),
         }
     }
     let requested: u32 = problem.parts.iter().map(|p| p.quantity).sum();
-    let placed: u32 = layouts.iter().map(|l| l.multiplicity * l.placements.iter().filter(|p| !p.is_filler).count() as u32).sum();
+    let placed: u32 = layouts
+        .iter()
+        .map(|l| l.multiplicity * l.placements.iter().filter(|p| !p.is_filler).count() as u32)
+        .sum();
     let mut un: Vec<Unplaced> = Vec::new();
     for (it, reason) in unplaced {
-        match un.iter_mut().find(|u| u.part == it.part && &u.reason == reason) {
+        match un
+            .iter_mut()
+            .find(|u| u.part == it.part && &u.reason == reason)
+        {
             Some(u) => u.quantity += 1,
-            None => un.push(Unplaced { part: it.part, quantity: 1, reason: reason.clone() }),
+            None => un.push(Unplaced {
+                part: it.part,
+                quantity: 1,
+                reason: reason.clone(),
+            }),
         }
     }
     NestResult {
         stats: Statistics {
-            utilisation: if total_sheet_area > 0.0 { 100.0 * total_part_area / total_sheet_area } else { 0.0 },
+            utilisation: if total_sheet_area > 0.0 {
+                100.0 * total_part_area / total_sheet_area
+            } else {
+                0.0
+            },
             sheets_used: layouts.iter().map(|l| l.multiplicity).sum(),
             parts_requested: requested,
             parts_placed: placed,
@@ -412,7 +650,16 @@ fn same_layout(a: &SheetLayout, b: &SheetLayout) -> bool {
     if a.sheet != b.sheet || a.placements.len() != b.placements.len() {
         return false;
     }
-    let key = |p: &Placement| (p.part, (p.x * 1e6).round() as i64, (p.y * 1e6).round() as i64, (p.rotation * 1e6).round() as i64, p.mirrored, p.is_filler);
+    let key = |p: &Placement| {
+        (
+            p.part,
+            (p.x * 1e6).round() as i64,
+            (p.y * 1e6).round() as i64,
+            (p.rotation * 1e6).round() as i64,
+            p.mirrored,
+            p.is_filler,
+        )
+    };
     let mut ka: Vec<_> = a.placements.iter().map(key).collect();
     let mut kb: Vec<_> = b.placements.iter().map(key).collect();
     ka.sort();
@@ -430,17 +677,24 @@ pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
             let Some(v) = violations.first() else { break };
             tracing::error!("engine bug: layout failed exact verification: {v}; removing the part");
             let label = match v {
-                super::verify::Violation::TooClose { b, .. } | super::verify::Violation::Overlap { b, .. } => b.clone(),
+                super::verify::Violation::TooClose { b, .. }
+                | super::verify::Violation::Overlap { b, .. } => b.clone(),
                 super::verify::Violation::OutsideSheet { part, .. } => part.clone(),
             };
             let layout = &mut result.layouts[li];
-            let Some(idx) = shapes.iter().position(|s| s.label == label) else { break };
+            let Some(idx) = shapes.iter().position(|s| s.label == label) else {
+                break;
+            };
             let p = layout.placements.remove(idx);
             let m = layout.multiplicity;
             if !p.is_filler {
                 result.stats.parts_placed -= m;
                 result.stats.parts_unplaced += m;
-                result.unplaced.push(Unplaced { part: p.part, quantity: m, reason: "internal error: the layout failed exact verification".into() });
+                result.unplaced.push(Unplaced {
+                    part: p.part,
+                    quantity: m,
+                    reason: "internal error: the layout failed exact verification".into(),
+                });
             }
         }
     }
@@ -452,7 +706,13 @@ pub fn placed_shapes(problem: &Problem, layout: &SheetLayout) -> Vec<PlacedShape
         .iter()
         .map(|p| PlacedShape {
             label: format!("{}#{}", problem.parts[p.part].id, p.instance),
-            geometry: placed_geometry(&nesting_geometry(problem, p.part), p.mirrored, p.rotation, p.x, p.y),
+            geometry: placed_geometry(
+                &nesting_geometry(problem, p.part),
+                p.mirrored,
+                p.rotation,
+                p.x,
+                p.y,
+            ),
             spacing: part_spacing(problem, p.part),
         })
         .collect()

@@ -25,12 +25,34 @@ impl Frame {
         let d = match direction {
             Direction::X => flip,
             // transpose after the flip: the sheet's Y becomes the canonical fill direction
-            Direction::Y => Affine { a: 0.0, b: 1.0, c: 1.0, d: 0.0, tx: 0.0, ty: 0.0 }.then_after(&flip),
+            Direction::Y => Affine {
+                a: 0.0,
+                b: 1.0,
+                c: 1.0,
+                d: 0.0,
+                tx: 0.0,
+                ty: 0.0,
+            }
+            .then_after(&flip),
         };
-        let corners = [Point::new(0.0, 0.0), Point::new(sheet_w, 0.0), Point::new(0.0, sheet_h), Point::new(sheet_w, sheet_h)];
-        let min_x = corners.iter().map(|p| d.apply(*p).x).fold(f64::INFINITY, f64::min);
-        let min_y = corners.iter().map(|p| d.apply(*p).y).fold(f64::INFINITY, f64::min);
-        Frame { d, e: Point::new(-min_x, -min_y) }
+        let corners = [
+            Point::new(0.0, 0.0),
+            Point::new(sheet_w, 0.0),
+            Point::new(0.0, sheet_h),
+            Point::new(sheet_w, sheet_h),
+        ];
+        let min_x = corners
+            .iter()
+            .map(|p| d.apply(*p).x)
+            .fold(f64::INFINITY, f64::min);
+        let min_y = corners
+            .iter()
+            .map(|p| d.apply(*p).y)
+            .fold(f64::INFINITY, f64::min);
+        Frame {
+            d,
+            e: Point::new(-min_x, -min_y),
+        }
     }
     /// Sheet point -> canonical point.
     pub fn to_canonical(&self) -> Affine {
@@ -43,7 +65,14 @@ impl Frame {
     /// Canonical translation of a reflected part -> translation of the original part in sheet
     /// coordinates: D^-1 (t - e).
     pub fn translation_back(&self, t: Point) -> Point {
-        let inv = Affine { a: self.d.a, b: self.d.c, c: self.d.b, d: self.d.d, tx: 0.0, ty: 0.0 };
+        let inv = Affine {
+            a: self.d.a,
+            b: self.d.c,
+            c: self.d.b,
+            d: self.d.d,
+            tx: 0.0,
+            ty: 0.0,
+        };
         inv.apply(t.sub(self.e))
     }
     /// Canonical extent (length along the fill direction, height across it) of a sheet.

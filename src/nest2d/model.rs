@@ -66,7 +66,10 @@ pub struct PartSpec {
 
 #[derive(Clone, Debug)]
 pub enum SheetShape {
-    Rectangle { width: f64, height: f64 },
+    Rectangle {
+        width: f64,
+        height: f64,
+    },
     /// An irregular sheet; its holes are defects to keep clear of.
     Outline(Shape),
 }

@@ -18,10 +18,22 @@ pub fn rasterize(g: &PartGeometry, cell: f64, k: u32) -> (PartRaster, Point) {
     let rings: Vec<Vec<Point>> = g
         .components()
         .iter()
-        .flat_map(|s| s.rings().map(|r| r.iter().map(|p| Point::new((p.x - origin.x) / cell, (p.y - origin.y) / cell)).collect()).collect::<Vec<Vec<Point>>>())
+        .flat_map(|s| {
+            s.rings()
+                .map(|r| {
+                    r.iter()
+                        .map(|p| Point::new((p.x - origin.x) / cell, (p.y - origin.y) / cell))
+                        .collect()
+                })
+                .collect::<Vec<Vec<Point>>>()
+        })
         .collect();
-    let w = ((bb.width() / cell) + 2.0 * k as f64 - SNAP).ceil().max(1.0) as u32;
-    let h = ((bb.height() / cell) + 2.0 * k as f64 - SNAP).ceil().max(1.0) as u32;
+    let w = ((bb.width() / cell) + 2.0 * k as f64 - SNAP)
+        .ceil()
+        .max(1.0) as u32;
+    let h = ((bb.height() / cell) + 2.0 * k as f64 - SNAP)
+        .ceil()
+        .max(1.0) as u32;
     let mut rows: Vec<Vec<Run>> = Vec::with_capacity(h as usize);
     for j in 0..h {
         rows.push(row_runs(&rings, j as f64, j as f64 + 1.0, w));
@@ -42,11 +54,21 @@ fn row_runs(rings: &[Vec<Point>], y0: f64, y1: f64, w: u32) -> Vec<Run> {
                 continue;
             }
             // the part of the edge inside the band
-            let clip = |y: f64| if (q.y - p.y).abs() < 1e-300 { p.x } else { p.x + (q.x - p.x) * ((y - p.y) / (q.y - p.y)) };
+            let clip = |y: f64| {
+                if (q.y - p.y).abs() < 1e-300 {
+                    p.x
+                } else {
+                    p.x + (q.x - p.x) * ((y - p.y) / (q.y - p.y))
+                }
+            };
             let ya = lo.max(y0);
             let yb = hi.min(y1);
             let (xa, xb) = (clip(ya), clip(yb));
-            let (xa, xb) = if (q.y - p.y).abs() < 1e-300 { (p.x.min(q.x), p.x.max(q.x)) } else { (xa.min(xb), xa.max(xb)) };
+            let (xa, xb) = if (q.y - p.y).abs() < 1e-300 {
+                (p.x.min(q.x), p.x.max(q.x))
+            } else {
+                (xa.min(xb), xa.max(xb))
+            };
             iv.push((xa, xb));
         }
     }
@@ -114,18 +136,48 @@ fn dilate(rows: &[Vec<Run>], k: u32, w: u32) -> Vec<Vec<Run>> {
 
 /// Cells (as a raster over the grid box) that a part may not cover on an irregular sheet: every
 /// cell touched by the outside of `usable` (outline and defects) grown by `clearance`.
-pub fn blocked_cells(sheet: &crate::geometry::Shape, clearance: f64, cell: f64, grid_w: u32, grid_h: u32, grid_origin: Point) -> PartRaster {
+pub fn blocked_cells(
+    sheet: &crate::geometry::Shape,
+    clearance: f64,
+    cell: f64,
+    grid_w: u32,
+    grid_h: u32,
+    grid_origin: Point,
+) -> PartRaster {
     // material of the sheet, rasterized "inner" by inverting a conservative raster of the free area
-    let bb = BBox { min: grid_origin, max: Point::new(grid_origin.x + grid_w as f64 * cell, grid_origin.y + grid_h as f64 * cell) };
-    let mut outside_rings: Vec<Vec<Point>> = vec![vec![bb.min, Point::new(bb.max.x, bb.min.y), bb.max, Point::new(bb.min.x, bb.max.y)]];
+    let bb = BBox {
+        min: grid_origin,
+        max: Point::new(
+            grid_origin.x + grid_w as f64 * cell,
+            grid_origin.y + grid_h as f64 * cell,
+        ),
+    };
+    let mut outside_rings: Vec<Vec<Point>> = vec![vec![
+        bb.min,
+        Point::new(bb.max.x, bb.min.y),
+        bb.max,
+        Point::new(bb.min.x, bb.max.y),
+    ]];
     outside_rings.push(sheet.outer().to_vec());
     for h in sheet.holes() {
         outside_rings.push(h.clone());
     }
-    let local: Vec<Vec<Point>> =
-        outside_rings.iter().map(|r| r.iter().map(|p| Point::new((p.x - grid_origin.x) / cell, (p.y - grid_origin.y) / cell)).collect()).collect();
-    let rows: Vec<Vec<Run>> = (0..grid_h).map(|j| row_runs(&local, j as f64, j as f64 + 1.0, grid_w)).collect();
+    let local: Vec<Vec<Point>> = outside_rings
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|p| Point::new((p.x - grid_origin.x) / cell, (p.y - grid_origin.y) / cell))
+                .collect()
+        })
+        .collect();
+    let rows: Vec<Vec<Run>> = (0..grid_h)
+        .map(|j| row_runs(&local, j as f64, j as f64 + 1.0, grid_w))
+        .collect();
     let k = (clearance / cell - SNAP).ceil().max(0.0) as u32;
-    let rows = if k > 0 { dilate(&rows, k, grid_w) } else { rows };
+    let rows = if k > 0 {
+        dilate(&rows, k, grid_w)
+    } else {
+        rows
+    };
     PartRaster::from_row_runs(grid_w, rows)
 }

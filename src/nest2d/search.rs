@@ -6,7 +6,9 @@
 
 use super::rng::Rng;
 use crate::geometry::{BBox, Point};
-use kerf_kernels::{pair_overlap, Axis, Bounds, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE};
+use kerf_kernels::{
+    pair_overlap, Axis, Bounds, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -27,7 +29,10 @@ pub struct Oriented {
 impl Oriented {
     /// Canonical translation of the shape when its raster sits at cell (gx, gy).
     pub fn translation(&self, cell: f64, gx: i32, gy: i32) -> Point {
-        Point::new(gx as f64 * cell - self.origin.x, gy as f64 * cell - self.origin.y)
+        Point::new(
+            gx as f64 * cell - self.origin.x,
+            gy as f64 * cell - self.origin.y,
+        )
     }
     /// Canonical max x of the shape at cell column gx.
     pub fn right_edge(&self, cell: f64, gx: i32) -> f64 {
@@ -67,7 +72,10 @@ impl SheetArea {
         (b.x_lo <= b.x_hi && b.y_lo <= b.y_hi).then_some(b)
     }
     fn grid_size(&self) -> (u32, u32) {
-        (((self.x1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32, ((self.y1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32)
+        (
+            ((self.x1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32,
+            ((self.y1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32,
+        )
     }
     pub fn new_occupancy(&self) -> Occupancy {
         let (w, h) = self.grid_size();
@@ -103,12 +111,25 @@ pub fn fill(
         .map(|orients| {
             let mut best: Option<(f64, i32, Pose)> = None;
             for (oi, o) in orients.iter().enumerate() {
-                let Some(b) = area.bounds(o, length) else { continue };
-                let shifted = Bounds { x_lo: b.x_lo + m, x_hi: b.x_hi + m, y_lo: b.y_lo + m, y_hi: b.y_hi + m };
+                let Some(b) = area.bounds(o, length) else {
+                    continue;
+                };
+                let shifted = Bounds {
+                    x_lo: b.x_lo + m,
+                    x_hi: b.x_hi + m,
+                    y_lo: b.y_lo + m,
+                    y_hi: b.y_hi + m,
+                };
                 if let Some((x, y)) = eval.first_fit(occ, &o.raster, shifted) {
-                    let pose = Pose { orient: oi, gx: x - m, gy: y - m };
+                    let pose = Pose {
+                        orient: oi,
+                        gx: x - m,
+                        gy: y - m,
+                    };
                     let key = (o.right_edge(area.cell, pose.gx), pose.gy);
-                    if best.is_none_or(|(r, yy, _)| key.0 < r - 1e-12 || (key.0 <= r + 1e-12 && key.1 < yy)) {
+                    if best.is_none_or(|(r, yy, _)| {
+                        key.0 < r - 1e-12 || (key.0 <= r + 1e-12 && key.1 < yy)
+                    }) {
                         best = Some((key.0, key.1, pose));
                     }
                 }
@@ -131,7 +152,9 @@ pub struct Budget<'a> {
 
 impl Budget<'_> {
     fn over(&self, rounds: u64) -> bool {
-        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline || self.max_rounds.is_some_and(|m| rounds >= m)
+        self.cancel.load(Ordering::Relaxed)
+            || Instant::now() >= self.deadline
+            || self.max_rounds.is_some_and(|m| rounds >= m)
     }
 }
 
@@ -154,7 +177,13 @@ const BLOCKED_WEIGHT: u32 = WEIGHT_ONE * 64;
 const MAX_WEIGHT: u32 = WEIGHT_ONE * 1_000_000;
 
 impl<'a> Compactor<'a> {
-    pub fn new(eval: &'a dyn Evaluator, area: &'a SheetArea, items: Vec<&'a [Oriented]>, poses: Vec<Pose>, seed: u64) -> Self {
+    pub fn new(
+        eval: &'a dyn Evaluator,
+        area: &'a SheetArea,
+        items: Vec<&'a [Oriented]>,
+        poses: Vec<Pose>,
+        seed: u64,
+    ) -> Self {
         let n = items.len();
         let mut c = Compactor {
             eval,
@@ -185,7 +214,9 @@ impl<'a> Compactor<'a> {
     /// Canonical length used: the largest right edge.
     pub fn used_length(&self) -> f64 {
         (0..self.poses.len())
-            .map(|i| self.items[i][self.poses[i].orient].right_edge(self.area.cell, self.poses[i].gx))
+            .map(|i| {
+                self.items[i][self.poses[i].orient].right_edge(self.area.cell, self.poses[i].gx)
+            })
             .fold(0.0, f64::max)
     }
 
@@ -211,7 +242,9 @@ impl<'a> Compactor<'a> {
 
     fn item_cost(&self, i: usize) -> u64 {
         let n = self.poses.len();
-        (0..n).map(|j| self.overlap[i * n + j] * self.weights[i * n + j] as u64).sum::<u64>()
+        (0..n)
+            .map(|j| self.overlap[i * n + j] * self.weights[i * n + j] as u64)
+            .sum::<u64>()
             + self.blocked_overlap[i] * BLOCKED_WEIGHT as u64
     }
 
@@ -223,10 +256,20 @@ impl<'a> Compactor<'a> {
         let n = self.poses.len();
         let mut v: Vec<Placed> = (0..n)
             .filter(|&j| j != i)
-            .map(|j| Placed { raster: self.raster(j), x: self.poses[j].gx, y: self.poses[j].gy, weight: self.weights[i * n + j] })
+            .map(|j| Placed {
+                raster: self.raster(j),
+                x: self.poses[j].gx,
+                y: self.poses[j].gy,
+                weight: self.weights[i * n + j],
+            })
             .collect();
         if let Some(b) = &self.area.blocked {
-            v.push(Placed { raster: b, x: -self.area.margin, y: -self.area.margin, weight: BLOCKED_WEIGHT });
+            v.push(Placed {
+                raster: b,
+                x: -self.area.margin,
+                y: -self.area.margin,
+                weight: BLOCKED_WEIGHT,
+            });
         }
         v
     }
@@ -236,25 +279,49 @@ impl<'a> Compactor<'a> {
     fn move_item(&mut self, i: usize, length: f64) -> bool {
         let current = self.item_cost(i);
         let cur = self.poses[i];
-        let mut best: (u64, i32, Pose) = (current, self.items[i][cur.orient].right_edge(self.area.cell, cur.gx) as i32, cur);
+        let mut best: (u64, i32, Pose) = (
+            current,
+            self.items[i][cur.orient].right_edge(self.area.cell, cur.gx) as i32,
+            cur,
+        );
         let others = self.others(i);
         let mut candidates: Vec<(u64, Pose)> = Vec::new();
         for (oi, o) in self.items[i].iter().enumerate() {
-            let Some(b) = self.area.bounds(o, length) else { continue };
+            let Some(b) = self.area.bounds(o, length) else {
+                continue;
+            };
             let y_here = cur.gy.clamp(b.y_lo, b.y_hi);
             let x_here = cur.gx.clamp(b.x_lo, b.x_hi);
             let y_rand = self.rng.range(b.y_lo, b.y_hi);
             let x_rand = self.rng.range(b.x_lo, b.x_hi);
             for y in [y_here, y_rand] {
-                let line = self.eval.overlap_line(&o.raster, Axis::X, y, (b.x_lo, b.x_hi), &others);
+                let line = self
+                    .eval
+                    .overlap_line(&o.raster, Axis::X, y, (b.x_lo, b.x_hi), &others);
                 if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
-                    candidates.push((*v, Pose { orient: oi, gx: b.x_lo + k as i32, gy: y }));
+                    candidates.push((
+                        *v,
+                        Pose {
+                            orient: oi,
+                            gx: b.x_lo + k as i32,
+                            gy: y,
+                        },
+                    ));
                 }
             }
             for x in [x_here, x_rand] {
-                let line = self.eval.overlap_line(&o.raster, Axis::Y, x, (b.y_lo, b.y_hi), &others);
+                let line = self
+                    .eval
+                    .overlap_line(&o.raster, Axis::Y, x, (b.y_lo, b.y_hi), &others);
                 if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
-                    candidates.push((*v, Pose { orient: oi, gx: x, gy: b.y_lo + k as i32 }));
+                    candidates.push((
+                        *v,
+                        Pose {
+                            orient: oi,
+                            gx: x,
+                            gy: b.y_lo + k as i32,
+                        },
+                    ));
                 }
             }
         }
@@ -328,7 +395,11 @@ impl<'a> Compactor<'a> {
 
     /// Shrinks the used length until the budget runs out. `on_better(poses, length)` is called
     /// with each feasible shorter layout. Returns the best feasible poses and their length.
-    pub fn compact(&mut self, budget: &Budget, mut on_better: impl FnMut(&[Pose], f64)) -> (Vec<Pose>, f64) {
+    pub fn compact(
+        &mut self,
+        budget: &Budget,
+        mut on_better: impl FnMut(&[Pose], f64),
+    ) -> (Vec<Pose>, f64) {
         let mut best = self.poses.clone();
         let mut best_len = self.used_length();
         let cell = self.area.cell;
@@ -346,14 +417,22 @@ impl<'a> Compactor<'a> {
                 let o = &self.items[i][self.poses[i].orient];
                 if let Some(b) = self.area.bounds(o, target) {
                     if self.poses[i].gx > b.x_hi {
-                        self.poses[i].gx = self.rng.range(b.x_lo.max(b.x_hi - (b.x_hi - b.x_lo) / 4), b.x_hi);
+                        self.poses[i].gx = self
+                            .rng
+                            .range(b.x_lo.max(b.x_hi - (b.x_hi - b.x_lo) / 4), b.x_hi);
                     }
                 } else {
                     // this orientation cannot fit at all: pick one that can
-                    if let Some((oi, b)) =
-                        self.items[i].iter().enumerate().find_map(|(oi, o)| self.area.bounds(o, target).map(|b| (oi, b)))
+                    if let Some((oi, b)) = self.items[i]
+                        .iter()
+                        .enumerate()
+                        .find_map(|(oi, o)| self.area.bounds(o, target).map(|b| (oi, b)))
                     {
-                        self.poses[i] = Pose { orient: oi, gx: b.x_hi, gy: self.poses[i].gy.clamp(b.y_lo, b.y_hi) };
+                        self.poses[i] = Pose {
+                            orient: oi,
+                            gx: b.x_hi,
+                            gy: self.poses[i].gy.clamp(b.y_lo, b.y_hi),
+                        };
                     }
                 }
             }

@@ -2,7 +2,9 @@
 //! geometry in sheet coordinates, never on rasters.
 
 use super::model::{Problem, SheetShape, SheetSpec};
-use crate::geometry::exact::{point_in_ring, point_segment_dist, segments_cross_properly, SegmentSet};
+use crate::geometry::exact::{
+    point_in_ring, point_segment_dist, segments_cross_properly, SegmentSet,
+};
 use crate::geometry::{Affine, BBox, PartGeometry, Point, Shape};
 
 /// Distances may fall short of the required spacing by this much (floating-point noise).
@@ -17,19 +19,37 @@ pub struct PlacedShape {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Violation {
-    TooClose { a: String, b: String, distance: f64, required: f64 },
-    Overlap { a: String, b: String },
-    OutsideSheet { part: String, detail: String },
+    TooClose {
+        a: String,
+        b: String,
+        distance: f64,
+        required: f64,
+    },
+    Overlap {
+        a: String,
+        b: String,
+    },
+    OutsideSheet {
+        part: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Violation::TooClose { a, b, distance, required } => {
+            Violation::TooClose {
+                a,
+                b,
+                distance,
+                required,
+            } => {
                 write!(f, "{a} and {b} are {distance:.6} mm apart, closer than the required {required} mm")
             }
             Violation::Overlap { a, b } => write!(f, "{a} overlaps {b}"),
-            Violation::OutsideSheet { part, detail } => write!(f, "{part} is not inside the usable sheet: {detail}"),
+            Violation::OutsideSheet { part, detail } => {
+                write!(f, "{part} is not inside the usable sheet: {detail}")
+            }
         }
     }
 }
@@ -52,7 +72,10 @@ pub fn nesting_geometry(problem: &Problem, part: usize) -> PartGeometry {
 }
 
 pub fn part_spacing(problem: &Problem, part: usize) -> f64 {
-    problem.parts[part].spacing_override.unwrap_or(problem.settings.part_spacing).max(0.0)
+    problem.parts[part]
+        .spacing_override
+        .unwrap_or(problem.settings.part_spacing)
+        .max(0.0)
 }
 
 /// Checks one sheet layout: pairwise spacing and containment in the usable sheet area.
@@ -85,8 +108,16 @@ fn check_pair(p: &PlacedShape, q: &PlacedShape, required: f64) -> Option<Violati
             }
             if let Some(v) = shapes_conflict(a, b, required) {
                 return Some(match v {
-                    Conflict::Overlap => Violation::Overlap { a: p.label.clone(), b: q.label.clone() },
-                    Conflict::TooClose(d) => Violation::TooClose { a: p.label.clone(), b: q.label.clone(), distance: d, required },
+                    Conflict::Overlap => Violation::Overlap {
+                        a: p.label.clone(),
+                        b: q.label.clone(),
+                    },
+                    Conflict::TooClose(d) => Violation::TooClose {
+                        a: p.label.clone(),
+                        b: q.label.clone(),
+                        distance: d,
+                        required,
+                    },
                 });
             }
         }
@@ -102,9 +133,17 @@ enum Conflict {
 fn shapes_conflict(a: &Shape, b: &Shape, required: f64) -> Option<Conflict> {
     let sa = SegmentSet::from_rings(a.rings());
     let sb = SegmentSet::from_rings(b.rings());
-    let d = sa.min_dist(&sb, required.max(TOLERANCE) + TOLERANCE, required - TOLERANCE);
+    let d = sa.min_dist(
+        &sb,
+        required.max(TOLERANCE) + TOLERANCE,
+        required - TOLERANCE,
+    );
     if d < required - TOLERANCE && required > 0.0 {
-        return Some(if interiors_meet(a, b) { Conflict::Overlap } else { Conflict::TooClose(d) });
+        return Some(if interiors_meet(a, b) {
+            Conflict::Overlap
+        } else {
+            Conflict::TooClose(d)
+        });
     }
     if d > TOLERANCE {
         // apart everywhere along the boundaries: overlapping only if one lies inside the other
@@ -153,7 +192,8 @@ fn probes_inside(a: &Shape, b: &Shape) -> bool {
             // material lies to the left of every ring (outer CCW, holes CW)
             let left = Point::new(-(q.y - p.y) / len, (q.x - p.x) / len);
             for t in [0.5, 1e-3, 1.0 - 1e-3] {
-                let m = Point::new(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t).add(left.scale(delta));
+                let m =
+                    Point::new(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t).add(left.scale(delta));
                 if b.contains_point(m) && boundary_dist(b, m) > delta * 0.5 {
                     return true;
                 }
@@ -176,11 +216,25 @@ fn boundary_dist(s: &Shape, p: Point) -> f64 {
 
 fn check_in_sheet(sheet: &SheetSpec, p: &PlacedShape) -> Option<Violation> {
     let b = p.geometry.bbox();
-    let out = |detail: String| Some(Violation::OutsideSheet { part: p.label.clone(), detail });
+    let out = |detail: String| {
+        Some(Violation::OutsideSheet {
+            part: p.label.clone(),
+            detail,
+        })
+    };
     match &sheet.shape {
         SheetShape::Rectangle { width, height } => {
-            let (x0, y0, x1, y1) = (sheet.left, sheet.bottom, width - sheet.right, height - sheet.top);
-            if b.min.x < x0 - TOLERANCE || b.min.y < y0 - TOLERANCE || b.max.x > x1 + TOLERANCE || b.max.y > y1 + TOLERANCE {
+            let (x0, y0, x1, y1) = (
+                sheet.left,
+                sheet.bottom,
+                width - sheet.right,
+                height - sheet.top,
+            );
+            if b.min.x < x0 - TOLERANCE
+                || b.min.y < y0 - TOLERANCE
+                || b.max.x > x1 + TOLERANCE
+                || b.max.y > y1 + TOLERANCE
+            {
                 return out(format!(
                     "extent ({:.4}, {:.4})-({:.4}, {:.4}) exceeds the usable area ({x0}, {y0})-({x1}, {y1})",
                     b.min.x, b.min.y, b.max.x, b.max.y
@@ -195,9 +249,15 @@ fn check_in_sheet(sheet: &SheetSpec, p: &PlacedShape) -> Option<Violation> {
                 if !point_in_ring(c.outer()[0], s.outer()) {
                     return out("outside the sheet outline".into());
                 }
-                let d = SegmentSet::from_rings(c.rings()).min_dist(&sheet_segs, sp + TOLERANCE, sp - TOLERANCE);
+                let d = SegmentSet::from_rings(c.rings()).min_dist(
+                    &sheet_segs,
+                    sp + TOLERANCE,
+                    sp - TOLERANCE,
+                );
                 if d < sp - TOLERANCE || (sp == 0.0 && d <= TOLERANCE && crosses_outline(c, s)) {
-                    return out(format!("{d:.6} mm from the sheet outline or a defect, {sp} mm required"));
+                    return out(format!(
+                        "{d:.6} mm from the sheet outline or a defect, {sp} mm required"
+                    ));
                 }
                 for h in s.holes() {
                     if c.contains_point(h[0]) || point_in_ring(c.outer()[0], h) {
@@ -216,14 +276,29 @@ fn crosses_outline(c: &Shape, sheet: &Shape) -> bool {
         {
             let b = sheet.bbox();
             let m = b.width().max(b.height()) + 1.0;
-            vec![Point::new(b.min.x - m, b.min.y - m), Point::new(b.max.x + m, b.min.y - m), Point::new(b.max.x + m, b.max.y + m), Point::new(b.min.x - m, b.max.y + m)]
+            vec![
+                Point::new(b.min.x - m, b.min.y - m),
+                Point::new(b.max.x + m, b.min.y - m),
+                Point::new(b.max.x + m, b.max.y + m),
+                Point::new(b.min.x - m, b.max.y + m),
+            ]
         },
         vec![sheet.outer().to_vec()],
     );
-    interiors_meet(c, &outside) || sheet.holes().iter().any(|h| interiors_meet(c, &Shape::new(h.clone(), vec![])))
+    interiors_meet(c, &outside)
+        || sheet
+            .holes()
+            .iter()
+            .any(|h| interiors_meet(c, &Shape::new(h.clone(), vec![])))
 }
 
 /// Places a part's nesting geometry by a placement transform.
-pub fn placed_geometry(g: &PartGeometry, mirrored: bool, rotation: f64, x: f64, y: f64) -> PartGeometry {
+pub fn placed_geometry(
+    g: &PartGeometry,
+    mirrored: bool,
+    rotation: f64,
+    x: f64,
+    y: f64,
+) -> PartGeometry {
     g.transformed(&Affine::placement(mirrored, rotation, x, y))
 }

@@ -1,0 +1,144 @@
+//! The CLI as a user runs it: real DXF parts, a layout file, a summary, clear errors.
+
+use std::process::Command;
+
+fn kerf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kerf"))
+}
+fn data(name: &str) -> String {
+    format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn nest_real_dxf_parts_writes_a_layout() {
+    let dir = std::env::temp_dir().join(format!("kerf-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("layout.json");
+    let svg = dir.join("layout.svg");
+    let o = kerf()
+        .args([
+            "nest",
+            "--part",
+            &format!("{}:4", data("part_1.dxf")),
+            "--part",
+            &format!("{}:3", data("part_6.dxf")),
+            "--part",
+            &data("donut_r12.dxf"),
+        ])
+        .args([
+            "--sheet",
+            "500x300",
+            "--spacing",
+            "2",
+            "--time",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("parts placed 8/8"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["Statistics"]["PartsPlaced"], 8);
+    assert_eq!(v["Sheets"][0]["Placements"].as_array().unwrap().len(), 8);
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+}
+
+#[test]
+fn bad_input_gives_a_clear_message_and_non_zero_exit() {
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--part".into(),
+                "/nonexistent.dxf".into(),
+                "--sheet".into(),
+                "100x100".into(),
+            ],
+            "cannot read",
+        ),
+        (
+            vec![
+                "--part".into(),
+                data("part_1.dxf"),
+                "--sheet".into(),
+                "100by100".into(),
+            ],
+            "WIDTHxHEIGHT",
+        ),
+        (
+            vec![
+                "--part".into(),
+                format!("{}:0", data("part_1.dxf")),
+                "--sheet".into(),
+                "100x100".into(),
+            ],
+            "quantity",
+        ),
+        (
+            vec![
+                "--part".into(),
+                data("closed_loop_lines_arcs.dxf"),
+                "--sheet".into(),
+                "100x100".into(),
+            ],
+            "self-crossing",
+        ),
+        (vec!["--part".into(), data("part_1.dxf")], "--sheet"),
+        (
+            vec![
+                "--part".into(),
+                data("part_1.dxf"),
+                "--sheet".into(),
+                "100x100".into(),
+                "--rotation".into(),
+                "sideways".into(),
+            ],
+            "--rotation",
+        ),
+    ];
+    for (args, expect) in cases {
+        let o = kerf()
+            .arg("nest")
+            .args(&args)
+            .args(["--out", "/tmp/kerf-never.json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bench_esicup_writes_checkable_layouts() {
+    let dir = std::env::temp_dir().join(format!("kerf-bench-{}", std::process::id()));
+    let inst = format!("{}/benches/data/nest2d/fu.json", env!("CARGO_MANIFEST_DIR"));
+    let o = kerf()
+        .args(["bench", "esicup", &inst, "--time", "2", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("fu") && stdout.contains("verified"),
+        "{stdout}"
+    );
+    let sol: kerf::bench::esicup::Solution =
+        serde_json::from_slice(&std::fs::read(dir.join("fu.json")).unwrap()).unwrap();
+    let instance = kerf::bench::esicup::load(std::path::Path::new(&inst)).unwrap();
+    kerf::bench::esicup::check_solution(&instance, &sol).unwrap();
+    assert!(sol.density > 0.6 && sol.density <= 1.0, "{}", sol.density);
+}
