@@ -67,6 +67,9 @@ enum BenchCmd {
         /// Threads per instance (0: all cores).
         #[arg(long, default_value_t = 0)]
         threads: u32,
+        /// Raster resolution: cells across a typical part's smaller side.
+        #[arg(long, default_value_t = kerf::nest2d::Settings::default().cells_per_part)]
+        cells_per_part: f64,
         #[arg(long)]
         out: PathBuf,
     },
@@ -122,9 +125,10 @@ fn run(cli: Cli) -> Result<()> {
                     time,
                     seed,
                     threads,
+                    cells_per_part,
                     out,
                 },
-        } => bench_esicup(&files, time, seed, threads, &out),
+        } => bench_esicup(&files, time, seed, threads, cells_per_part, &out),
     }
 }
 
@@ -133,6 +137,7 @@ fn bench_esicup(
     time: f64,
     seed: u64,
     threads: u32,
+    cells_per_part: f64,
     out: &PathBuf,
 ) -> Result<()> {
     use kerf::bench::esicup;
@@ -150,6 +155,7 @@ fn bench_esicup(
             max_run_time_s: time,
             seed,
             max_cpu: threads,
+            cells_per_part,
             objective: kerf::nest2d::Objective::MinimiseLength,
             ..Default::default()
         };

@@ -297,8 +297,8 @@ fn interim_results_are_reported_and_cancel_keeps_the_best() {
     );
     assert!(r.stats.elapsed_s < 30.0, "cancel stopped the search");
     assert!(
-        (r.stats.used_length - seen.last().unwrap()).abs() < 1e-9,
-        "the final result is the best interim one"
+        r.stats.used_length <= seen.last().unwrap() + 1e-9,
+        "the final result is the best interim one, or shorter after the exact slide"
     );
     check_all_verified(&problem, &r);
 }

@@ -97,14 +97,28 @@ pub fn problem(inst: &Instance, settings: Settings) -> Problem {
             }
         })
         .collect();
-    // a strip long enough for every part side by side
-    let length: f64 = parts
+    // A strip long enough for the first-fit construction at a density of a third, plus the
+    // longest part: far more than any layout needs, without inflating the raster grid.
+    let total_area: f64 = parts
+        .iter()
+        .map(|p| p.geometry.area() * p.quantity as f64)
+        .sum();
+    let longest = parts
+        .iter()
+        .map(|p| {
+            let b = p.geometry.bbox();
+            b.width().max(b.height())
+        })
+        .fold(0.0, f64::max);
+    let side_by_side: f64 = parts
         .iter()
         .map(|p| {
             let b = p.geometry.bbox();
             b.width().max(b.height()) * p.quantity as f64
         })
-        .sum::<f64>()
+        .sum();
+    let length = (3.0 * total_area / inst.strip_height + longest)
+        .min(side_by_side)
         .max(inst.strip_height);
     let mut sheet = SheetSpec::rectangle("strip", length, inst.strip_height);
     sheet.quantity = Some(1);

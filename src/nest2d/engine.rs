@@ -48,6 +48,14 @@ struct FilledSheet {
     frame: Frame,
     area: SheetArea,
     placed: Vec<(Item, Pose)>,
+    /// Exact offsets (canonical mm) from the final slide, by index into `placed`; missing = 0.
+    nudges: Vec<Point>,
+}
+
+impl FilledSheet {
+    fn nudge(&self, k: usize) -> Point {
+        self.nudges.get(k).copied().unwrap_or_default()
+    }
 }
 
 pub fn nest(
@@ -59,7 +67,9 @@ pub fn nest(
     let start = Instant::now();
     validate(problem)?;
     let s = &problem.settings;
-    let deadline = start + Duration::from_secs_f64(s.max_run_time_s.max(0.0));
+    // the exact slide at the end gets a small reserve of the time limit
+    let reserve = (0.05 * s.max_run_time_s).clamp(0.0, 3.0);
+    let deadline = start + Duration::from_secs_f64((s.max_run_time_s - reserve).max(0.0));
     let cell = choose_cell(problem);
     // orientations per part type, per frame (frames differ only by the sheet's size offset; the
     // linear part is the same for all sheets)
@@ -194,6 +204,7 @@ pub fn nest(
                 frame,
                 area,
                 placed,
+                nudges: vec![],
             });
             progress = true;
             break;
@@ -307,7 +318,7 @@ pub fn nest(
             }
         });
         let poses = best.into_inner().unwrap().2;
-        filled.push(FilledSheet {
+        let mut sheet = FilledSheet {
             placed: last
                 .placed
                 .iter()
@@ -315,7 +326,16 @@ pub fn nest(
                 .map(|((i, _), p)| (*i, p))
                 .collect(),
             ..last
-        });
+        };
+        if sheet.area.blocked.is_none() {
+            sheet.nudges = exact_slide(
+                problem,
+                &orients,
+                &sheet,
+                start + Duration::from_secs_f64(s.max_run_time_s.max(0.0)),
+            );
+        }
+        filled.push(sheet);
     }
 
     add_fillers(problem, eval, &orients, &mut filled);
@@ -323,6 +343,38 @@ pub fn nest(
     enforce_verified(problem, &mut result);
     result.stats.elapsed_s = start.elapsed().as_secs_f64();
     Ok(result)
+}
+
+/// Exact final slide of a sheet's parts towards its start (see `slide`).
+fn exact_slide(
+    problem: &Problem,
+    orients: &[Vec<Oriented>],
+    fs: &FilledSheet,
+    deadline: Instant,
+) -> Vec<Point> {
+    let mut shapes: Vec<crate::geometry::PartGeometry> = Vec::new();
+    let mut spacing = Vec::new();
+    for (it, pose) in &fs.placed {
+        let o = &orients[it.part][pose.orient];
+        let t = o.translation(fs.area.cell, pose.gx, pose.gy);
+        let canonical = fs
+            .frame
+            .linear()
+            .then_after(&Affine::placement(o.mirrored, o.rotation, 0.0, 0.0));
+        let g = nesting_geometry(problem, it.part)
+            .transformed(&Affine::translate(t.x, t.y).then_after(&canonical));
+        shapes.push(g);
+        spacing.push(part_spacing(problem, it.part));
+    }
+    let max_step = 3.0 * fs.area.cell;
+    super::slide::slide(
+        &mut shapes,
+        &spacing,
+        fs.area.x0,
+        fs.area.y0,
+        max_step,
+        deadline,
+    )
 }
 
 fn validate(problem: &Problem) -> Result<(), NestError> {
@@ -548,11 +600,13 @@ fn build_result(
         let mut placements: Vec<Placement> = fs
             .placed
             .iter()
-            .map(|(it, pose)| {
+            .enumerate()
+            .map(|(k, (it, pose))| {
                 let o = &orients[it.part][pose.orient];
-                let t = fs
-                    .frame
-                    .translation_back(o.translation(fs.area.cell, pose.gx, pose.gy));
+                let t = fs.frame.translation_back(
+                    o.translation(fs.area.cell, pose.gx, pose.gy)
+                        .add(fs.nudge(k)),
+                );
                 Placement {
                     part: it.part,
                     instance: it.instance,
@@ -573,7 +627,10 @@ fn build_result(
         let used = fs
             .placed
             .iter()
-            .map(|(it, pose)| orients[it.part][pose.orient].right_edge(fs.area.cell, pose.gx))
+            .enumerate()
+            .map(|(k, (it, pose))| {
+                orients[it.part][pose.orient].right_edge(fs.area.cell, pose.gx) + fs.nudge(k).x
+            })
             .fold(0.0, f64::max);
         let (cl, ch) = fs.frame.extent(w, h);
         let is_last = fi + 1 == filled.len();

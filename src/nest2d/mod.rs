@@ -7,6 +7,7 @@ pub mod model;
 pub mod raster;
 pub mod rng;
 pub mod search;
+pub mod slide;
 pub mod verify;
 
 pub use engine::{enforce_verified, nest, placed_shapes, CancelHandle, NestError};

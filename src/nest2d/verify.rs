@@ -302,3 +302,12 @@ pub fn placed_geometry(
 ) -> PartGeometry {
     g.transformed(&Affine::placement(mirrored, rotation, x, y))
 }
+
+/// True when two placed geometries overlap or come closer than `required` (exact).
+pub fn geometries_conflict(a: &PartGeometry, b: &PartGeometry, required: f64) -> bool {
+    a.components().iter().any(|x| {
+        b.components().iter().any(|y| {
+            x.bbox().near(&y.bbox(), required) && shapes_conflict(x, y, required).is_some()
+        })
+    })
+}
