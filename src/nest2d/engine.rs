@@ -10,7 +10,7 @@ use super::verify::{nesting_geometry, part_spacing, placed_geometry, verify_shee
 use crate::geometry::{Affine, Point};
 use kerf_kernels::Evaluator;
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -41,12 +41,43 @@ struct Item {
     is_filler: bool,
 }
 
+/// Every part's orientations rasterized at one cell size.
+type Table = Arc<Vec<Vec<Oriented>>>;
+
+/// A raster resolution: cell size, orientation table, and the grid margin it needs.
+struct Resolution {
+    cell: f64,
+    table: Table,
+    margin: i32,
+}
+
+fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
+    let s = &problem.settings;
+    let cell = choose_cell(problem, cells_per_part);
+    // the linear part of the frame is the same for every sheet size
+    let frame0 = Frame::new(s.direction, s.origin, 1.0, 1.0);
+    let spacing_min = (0..problem.parts.len())
+        .map(|i| part_spacing(problem, i))
+        .fold(f64::INFINITY, f64::min);
+    let table: Vec<Vec<Oriented>> = (0..problem.parts.len())
+        .map(|i| orientations(problem, i, &frame0, cell, spacing_min))
+        .collect();
+    let margin = table.iter().flatten().map(|o| o.margin).max().unwrap_or(0) as i32 + 1;
+    Resolution {
+        cell,
+        table: Arc::new(table),
+        margin,
+    }
+}
+
 /// A sheet as filled by the engine (before grouping).
 #[derive(Clone, Debug)]
 struct FilledSheet {
     sheet: usize,
     frame: Frame,
     area: SheetArea,
+    /// The orientation table (resolution) that `placed` refers to.
+    table: Table,
     placed: Vec<(Item, Pose)>,
     /// Exact offsets (canonical mm) from the final slide, by index into `placed`; missing = 0.
     nudges: Vec<Point>,
@@ -70,23 +101,9 @@ pub fn nest(
     // the exact slide at the end gets a small reserve of the time limit
     let reserve = (0.05 * s.max_run_time_s).clamp(0.0, 3.0);
     let deadline = start + Duration::from_secs_f64((s.max_run_time_s - reserve).max(0.0));
-    let cell = choose_cell(problem);
-    // orientations per part type, per frame (frames differ only by the sheet's size offset; the
-    // linear part is the same for all sheets)
-    let frame0 = Frame::new(s.direction, s.origin, 1.0, 1.0);
-    let spacing_min = (0..problem.parts.len())
-        .map(|i| part_spacing(problem, i))
-        .fold(f64::INFINITY, f64::min);
-    let orients: Vec<Vec<Oriented>> = (0..problem.parts.len())
-        .map(|i| orientations(problem, i, &frame0, cell, spacing_min))
-        .collect();
-    let margin = orients
-        .iter()
-        .flatten()
-        .map(|o| o.margin)
-        .max()
-        .unwrap_or(0) as i32
-        + 1;
+    let res = resolution(problem, s.cells_per_part);
+    let (cell, margin) = (res.cell, res.margin);
+    let orients: &[Vec<Oriented>] = &res.table;
 
     let mut items: Vec<Item> = Vec::new();
     for (pi, p) in problem.parts.iter().enumerate() {
@@ -205,6 +222,7 @@ pub fn nest(
                 area,
                 placed,
                 nudges: vec![],
+                table: res.table.clone(),
             });
             progress = true;
             break;
@@ -231,83 +249,158 @@ pub fn nest(
 
     let engine_name = eval.name();
     let result_of = |filled: &[FilledSheet], unplaced: &[(Item, String)]| -> NestResult {
-        build_result(problem, &orients, filled, unplaced, start, &engine_name)
+        build_result(problem, filled, unplaced, start, &engine_name)
     };
 
-    // compact the last sheet: shortest used length, run by several seeded threads
+    // compact the last sheet: shortest used length, refined from coarse to fine rasters
     if let Some(last) = filled.pop() {
-        let threads = if s.max_cpu == 0 {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        } else {
-            s.max_cpu as usize
+        let mut sheet = compact_last_sheet(
+            problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
+        );
+        if sheet.area.blocked.is_none() {
+            sheet.nudges = exact_slide(
+                problem,
+                &sheet,
+                start + Duration::from_secs_f64(s.max_run_time_s.max(0.0)),
+            );
         }
-        .max(1);
-        let best: Mutex<(f64, usize, Vec<Pose>)> = Mutex::new((
-            f64::INFINITY,
-            usize::MAX,
-            last.placed.iter().map(|p| p.1).collect(),
-        ));
-        let lists: Vec<&[Oriented]> = last
-            .placed
-            .iter()
-            .map(|(i, _)| orients[i.part].as_slice())
-            .collect();
+        filled.push(sheet);
+    }
+
+    add_fillers(problem, eval, &mut filled);
+    let mut result = result_of(&filled, &unplaced);
+    enforce_verified(problem, &mut result);
+    result.stats.elapsed_s = start.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// Phases of the last sheet's compaction: (fraction of the final cells-per-part, share of time).
+/// Coarse rasters make fast progress; each finer phase starts from the previous best.
+const PHASES: [(f64, f64); 3] = [(0.25, 0.2), (0.5, 0.3), (1.0, 0.5)];
+
+/// Shortens the last sheet's used length: per phase, several seeded threads run the guided local
+/// search from the phase's starting layout; the best layout seen (any phase) is returned.
+#[allow(clippy::too_many_arguments)]
+fn compact_last_sheet(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    cancel: &CancelHandle,
+    on_interim: &(dyn Fn(&NestResult) + Sync),
+    filled: &[FilledSheet],
+    unplaced: &[(Item, String)],
+    last: FilledSheet,
+    start: Instant,
+    deadline: Instant,
+) -> FilledSheet {
+    let s = &problem.settings;
+    let threads = if s.max_cpu == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        s.max_cpu as usize
+    }
+    .max(1);
+    let engine_name = eval.name();
+    let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
+    let phase_start = Instant::now();
+    let total = deadline.saturating_duration_since(phase_start);
+    let phases: Vec<(f64, f64)> = PHASES
+        .iter()
+        .copied()
+        .filter(|(f, _)| f * s.cells_per_part >= 8.0 || *f == 1.0)
+        .collect();
+    let share_sum: f64 = phases.iter().map(|p| p.1).sum();
+    let mut elapsed_share = 0.0;
+    // best so far, over all phases and threads: (length, layout)
+    let best: Mutex<(f64, FilledSheet)> = Mutex::new((used_length(&last), last.clone()));
+    for (k, &(factor, share)) in phases.iter().enumerate() {
+        elapsed_share += share / share_sum;
+        let phase_deadline = phase_start + total.mul_f64(elapsed_share);
+        let max_rounds = s
+            .max_iterations
+            .map(|m| ((m as f64 * share / share_sum).ceil() as u64).max(1));
+        let res = if factor == 1.0 {
+            Resolution {
+                cell: last.area.cell,
+                table: last.table.clone(),
+                margin: last.area.margin,
+            }
+        } else {
+            resolution(problem, s.cells_per_part * factor)
+        };
+        let area = sheet_area(problem, last.sheet, &last.frame, res.cell, res.margin);
+        let lists: Vec<&[Oriented]> = items.iter().map(|i| res.table[i.part].as_slice()).collect();
+        let start_poses: Vec<Pose> = if k == 0 && factor != 1.0 {
+            // a fresh first-fit at the coarse resolution (all items must fit, else skip the phase)
+            let mut occ = area.new_occupancy();
+            match fill(eval, &area, &mut occ, &lists, f64::INFINITY)
+                .into_iter()
+                .collect::<Option<Vec<Pose>>>()
+            {
+                Some(p) => p,
+                None => continue,
+            }
+        } else if k == 0 {
+            last.placed.iter().map(|p| p.1).collect()
+        } else {
+            rebase(&best.lock().unwrap().1, &res, &area)
+        };
         let budget = Budget {
-            deadline,
+            deadline: phase_deadline,
             cancel: &cancel.0,
-            max_rounds: s.max_iterations,
+            max_rounds,
         };
-        let target_reached = |len: f64, poses: &[Pose]| -> bool {
-            let Some(t) = s.utilisation_target else {
-                return false;
-            };
-            let mut f = filled.clone();
-            f.push(FilledSheet {
-                placed: last
-                    .placed
-                    .iter()
-                    .zip(poses)
-                    .map(|((i, _), p)| (*i, *p))
-                    .collect(),
-                ..last.clone()
-            });
-            let _ = len;
-            result_of(&f, &unplaced).stats.utilisation >= t
-        };
+        let table = res.table.clone();
         std::thread::scope(|scope| {
             for t in 0..threads {
-                let lists = lists.clone();
-                let (last, best, budget, filled_ref, unplaced_ref) =
-                    (&last, &best, &budget, &filled, &unplaced);
-                let target_reached = &target_reached;
+                let (lists, start_poses, area, best, budget, table, last) = (
+                    lists.clone(),
+                    start_poses.clone(),
+                    &area,
+                    &best,
+                    &budget,
+                    &table,
+                    &last,
+                );
+                let engine_name = &engine_name;
                 scope.spawn(move || {
-                    let start_poses: Vec<Pose> = last.placed.iter().map(|p| p.1).collect();
                     let mut c = Compactor::new(
                         eval,
-                        &last.area,
+                        area,
                         lists,
                         start_poses,
-                        s.seed.wrapping_add(t as u64 * 7919),
+                        s.seed
+                            .wrapping_add((k as u64) << 32)
+                            .wrapping_add(t as u64 * 7919),
                     );
+                    if c.total_overlap() > 0 && !c.restore(budget) {
+                        return;
+                    }
+                    let as_sheet = |poses: &[Pose]| FilledSheet {
+                        placed: last
+                            .placed
+                            .iter()
+                            .zip(poses)
+                            .map(|((i, _), p)| (*i, *p))
+                            .collect(),
+                        area: area.clone(),
+                        table: table.clone(),
+                        nudges: vec![],
+                        ..last.clone()
+                    };
                     let report = |poses: &[Pose], len: f64| {
                         let mut b = best.lock().unwrap();
-                        if len < b.0 - 1e-9 || (len <= b.0 + 1e-9 && t < b.1) {
-                            *b = (len, t, poses.to_vec());
+                        if len < b.0 - 1e-9 {
+                            *b = (len, as_sheet(poses));
+                            let mut f = filled.to_vec();
+                            f.push(b.1.clone());
                             drop(b);
-                            let mut f = filled_ref.clone();
-                            f.push(FilledSheet {
-                                placed: last
-                                    .placed
-                                    .iter()
-                                    .zip(poses)
-                                    .map(|((i, _), p)| (*i, *p))
-                                    .collect(),
-                                ..last.clone()
-                            });
-                            on_interim(&result_of(&f, unplaced_ref));
-                            if target_reached(len, poses) {
+                            let r = build_result(problem, &f, unplaced, start, engine_name);
+                            on_interim(&r);
+                            if s.utilisation_target
+                                .is_some_and(|t| r.stats.utilisation >= t)
+                            {
                                 cancel.cancel();
                             }
                         }
@@ -317,41 +410,54 @@ pub fn nest(
                 });
             }
         });
-        let poses = best.into_inner().unwrap().2;
-        let mut sheet = FilledSheet {
-            placed: last
-                .placed
-                .iter()
-                .zip(poses)
-                .map(|((i, _), p)| (*i, p))
-                .collect(),
-            ..last
-        };
-        if sheet.area.blocked.is_none() {
-            sheet.nudges = exact_slide(
-                problem,
-                &orients,
-                &sheet,
-                start + Duration::from_secs_f64(s.max_run_time_s.max(0.0)),
-            );
-        }
-        filled.push(sheet);
     }
+    best.into_inner().unwrap().1
+}
 
-    add_fillers(problem, eval, &orients, &mut filled);
-    let mut result = result_of(&filled, &unplaced);
-    enforce_verified(problem, &mut result);
-    result.stats.elapsed_s = start.elapsed().as_secs_f64();
-    Ok(result)
+fn used_length(fs: &FilledSheet) -> f64 {
+    fs.placed
+        .iter()
+        .map(|(it, p)| fs.table[it.part][p.orient].right_edge(fs.area.cell, p.gx))
+        .fold(0.0, f64::max)
+}
+
+/// Moves a layout onto another resolution: each part keeps its orientation and its exact place
+/// up to rounding to the new grid (the caller restores feasibility).
+fn rebase(from: &FilledSheet, res: &Resolution, area: &SheetArea) -> Vec<Pose> {
+    from.placed
+        .iter()
+        .map(|(it, pose)| {
+            let o = &from.table[it.part][pose.orient];
+            let t = o.translation(from.area.cell, pose.gx, pose.gy);
+            let list = &res.table[it.part];
+            let oi = list
+                .iter()
+                .position(|q| q.rotation == o.rotation && q.mirrored == o.mirrored)
+                .or_else(|| {
+                    list.iter().position(|q| {
+                        (q.bbox.width() - o.bbox.width()).abs() < 1e-9
+                            && (q.bbox.height() - o.bbox.height()).abs() < 1e-9
+                    })
+                })
+                .unwrap_or(0);
+            let q = &list[oi];
+            let gx = ((t.x + q.origin.x) / res.cell).round() as i32;
+            let gy = ((t.y + q.origin.y) / res.cell).round() as i32;
+            match area.bounds(q, f64::INFINITY) {
+                Some(b) => Pose {
+                    orient: oi,
+                    gx: gx.clamp(b.x_lo, b.x_hi),
+                    gy: gy.clamp(b.y_lo, b.y_hi),
+                },
+                None => Pose { orient: oi, gx, gy },
+            }
+        })
+        .collect()
 }
 
 /// Exact final slide of a sheet's parts towards its start (see `slide`).
-fn exact_slide(
-    problem: &Problem,
-    orients: &[Vec<Oriented>],
-    fs: &FilledSheet,
-    deadline: Instant,
-) -> Vec<Point> {
+fn exact_slide(problem: &Problem, fs: &FilledSheet, deadline: Instant) -> Vec<Point> {
+    let orients = &fs.table;
     let mut shapes: Vec<crate::geometry::PartGeometry> = Vec::new();
     let mut spacing = Vec::new();
     for (it, pose) in &fs.placed {
@@ -406,7 +512,7 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
 
 /// Raster cell size: a typical part's smaller side spans `cells_per_part` cells, bounded so the
 /// largest sheet grid stays within memory.
-fn choose_cell(problem: &Problem) -> f64 {
+fn choose_cell(problem: &Problem, cells_per_part: f64) -> f64 {
     let mut dims: Vec<f64> = problem
         .parts
         .iter()
@@ -418,7 +524,7 @@ fn choose_cell(problem: &Problem) -> f64 {
         .collect();
     dims.sort_by(f64::total_cmp);
     let typical = dims.get(dims.len() / 2).copied().unwrap_or(1.0);
-    let mut cell = typical / problem.settings.cells_per_part.max(4.0);
+    let mut cell = typical / cells_per_part.max(4.0);
     let max_sheet_cells = 64.0e6;
     for sh in &problem.sheets {
         let (w, h) = sh.extent();
@@ -531,12 +637,7 @@ fn sheet_area(problem: &Problem, si: usize, frame: &Frame, cell: f64, margin: i3
 }
 
 /// Places filler copies where room is left (FillerPartsStrategy).
-fn add_fillers(
-    problem: &Problem,
-    eval: &dyn Evaluator,
-    orients: &[Vec<Oriented>],
-    filled: &mut [FilledSheet],
-) {
+fn add_fillers(problem: &Problem, eval: &dyn Evaluator, filled: &mut [FilledSheet]) {
     let s = &problem.settings;
     if s.filler_strategy == FillerStrategy::None || filled.is_empty() {
         return;
@@ -562,6 +663,7 @@ fn add_fillers(
             break;
         }
         let fs = &mut filled[si];
+        let orients = fs.table.clone();
         let mut occ = fs.area.new_occupancy();
         let m = fs.area.margin;
         for (it, p) in &fs.placed {
@@ -584,7 +686,6 @@ fn add_fillers(
 /// computes statistics.
 fn build_result(
     problem: &Problem,
-    orients: &[Vec<Oriented>],
     filled: &[FilledSheet],
     unplaced: &[(Item, String)],
     start: Instant,
@@ -602,7 +703,7 @@ fn build_result(
             .iter()
             .enumerate()
             .map(|(k, (it, pose))| {
-                let o = &orients[it.part][pose.orient];
+                let o = &fs.table[it.part][pose.orient];
                 let t = fs.frame.translation_back(
                     o.translation(fs.area.cell, pose.gx, pose.gy)
                         .add(fs.nudge(k)),
@@ -629,7 +730,7 @@ fn build_result(
             .iter()
             .enumerate()
             .map(|(k, (it, pose))| {
-                orients[it.part][pose.orient].right_edge(fs.area.cell, pose.gx) + fs.nudge(k).x
+                fs.table[it.part][pose.orient].right_edge(fs.area.cell, pose.gx) + fs.nudge(k).x
             })
             .fold(0.0, f64::max);
         let (cl, ch) = fs.frame.extent(w, h);

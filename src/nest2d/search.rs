@@ -151,6 +151,10 @@ pub struct Budget<'a> {
 }
 
 impl Budget<'_> {
+    /// Cancelled or out of time (checked between single moves).
+    fn past_deadline(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
     fn over(&self, rounds: u64) -> bool {
         self.cancel.load(Ordering::Relaxed)
             || Instant::now() >= self.deadline
@@ -362,6 +366,9 @@ impl<'a> Compactor<'a> {
                 self.rng.shuffle(&mut order);
                 let mut moved = false;
                 for i in order {
+                    if budget.past_deadline() {
+                        return false;
+                    }
                     if self.item_cost(i) > 0 {
                         moved |= self.move_item(i, length);
                     }
@@ -388,6 +395,31 @@ impl<'a> Compactor<'a> {
                     let f = 1.2 + 0.8 * ov as f64 / max_ov as f64;
                     self.weights[k] = ((self.weights[k] as f64 * f) as u32).min(MAX_WEIGHT);
                 }
+            }
+        }
+        false
+    }
+
+    /// Makes an overlapping start layout feasible, letting the length grow a little if needed.
+    pub fn restore(&mut self, budget: &Budget) -> bool {
+        let mut length = self.used_length();
+        for _ in 0..8 {
+            if self.separate(length, budget) {
+                return true;
+            }
+            if budget.over(self.rounds) {
+                return false;
+            }
+            length += (length * 0.005).max(self.area.cell);
+            for i in 0..self.poses.len() {
+                let o = &self.items[i][self.poses[i].orient];
+                if let Some(b) = self.area.bounds(o, length) {
+                    self.poses[i].gx = self.poses[i].gx.clamp(b.x_lo, b.x_hi);
+                    self.poses[i].gy = self.poses[i].gy.clamp(b.y_lo, b.y_hi);
+                }
+            }
+            for i in 0..self.poses.len() {
+                self.refresh(i);
             }
         }
         false
