@@ -160,7 +160,7 @@ impl Default for Settings {
             max_cpu: 0,
             seed: 1,
             max_iterations: None,
-            cells_per_part: 64.0,
+            cells_per_part: 128.0,
         }
     }
 }

@@ -1,0 +1,281 @@
+//! The engine honours the part and sheet settings: priorities (strict or not), fillers,
+//! part-in-part, sheet quantities, sheet priorities, edge spacing, MaximumDifferentSheetSizes.
+
+use kerf::geometry::{PartGeometry, Point, Shape};
+use kerf::nest2d::verify::verify_sheet;
+use kerf::nest2d::*;
+use kerf_kernels::CpuEvaluator;
+
+fn rect_part(id: &str, w: f64, h: f64, qty: u32) -> PartSpec {
+    PartSpec {
+        id: id.into(),
+        geometry: PartGeometry::single(Shape::rectangle(w, h)),
+        quantity: qty,
+        rotations: vec![0.0, 90.0],
+        allow_mirror: false,
+        priority: 0,
+        spacing_override: None,
+        nest_as_rectangle: false,
+        filler_quantity: 0,
+    }
+}
+
+fn quick() -> Settings {
+    Settings {
+        max_iterations: Some(5),
+        max_run_time_s: 30.0,
+        max_cpu: 1,
+        cells_per_part: 16.0,
+        ..Default::default()
+    }
+}
+
+fn run(p: &Problem) -> NestResult {
+    let r = nest(p, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
+    for l in &r.layouts {
+        let v = verify_sheet(&p.sheets[l.sheet], &placed_shapes(p, l));
+        assert!(v.is_empty(), "{}", v[0]);
+    }
+    r
+}
+
+fn placed_of(r: &NestResult, part: usize) -> u32 {
+    r.layouts
+        .iter()
+        .map(|l| {
+            l.multiplicity
+                * l.placements
+                    .iter()
+                    .filter(|p| p.part == part && !p.is_filler)
+                    .count() as u32
+        })
+        .sum()
+}
+
+fn one_sheet(w: f64, h: f64) -> SheetSpec {
+    let mut s = SheetSpec::rectangle("s", w, h);
+    s.quantity = Some(1);
+    s
+}
+
+#[test]
+fn higher_priority_parts_are_nested_first() {
+    // room for 4 of the 8 squares; the high-priority ones must be the ones placed
+    let mut low = rect_part("low", 25.0, 25.0, 4);
+    low.priority = 1;
+    let mut high = rect_part("high", 25.0, 25.0, 4);
+    high.priority = 5;
+    let p = Problem {
+        parts: vec![low, high],
+        sheets: vec![one_sheet(50.0, 50.0)],
+        settings: quick(),
+    };
+    let r = run(&p);
+    assert_eq!(placed_of(&r, 1), 4);
+    assert_eq!(placed_of(&r, 0), 0);
+    assert!(r.unplaced.iter().any(|u| u.part == 0 && u.quantity == 4));
+}
+
+#[test]
+fn strict_priorities_hold_back_lower_parts_while_a_higher_one_is_unplaced() {
+    // one big high-priority part fits only on an empty sheet; small low-priority parts could fill
+    let mut big = rect_part("big", 90.0, 90.0, 2);
+    big.priority = 2;
+    let small = rect_part("small", 5.0, 5.0, 10);
+    let sheet = one_sheet(100.0, 100.0);
+    let loose = Problem {
+        parts: vec![big.clone(), small.clone()],
+        sheets: vec![sheet.clone()],
+        settings: quick(),
+    };
+    let r = run(&loose);
+    assert_eq!(
+        (placed_of(&r, 0), placed_of(&r, 1)),
+        (1, 10),
+        "without strict, the small parts fill the gap"
+    );
+    let strict = Problem {
+        parts: vec![big, small],
+        sheets: vec![sheet],
+        settings: Settings {
+            strict_priorities: true,
+            ..quick()
+        },
+    };
+    let r = run(&strict);
+    assert_eq!(
+        (placed_of(&r, 0), placed_of(&r, 1)),
+        (1, 0),
+        "with strict, no lower part while a higher one is unplaced"
+    );
+    assert!(
+        r.unplaced
+            .iter()
+            .any(|u| u.part == 1 && u.reason.contains("StrictPartPriorities")),
+        "{:?}",
+        r.unplaced
+    );
+}
+
+#[test]
+fn fillers_use_left_over_room_and_are_marked() {
+    let mut p = rect_part("p", 20.0, 20.0, 2);
+    p.filler_quantity = 50;
+    let settings = Settings {
+        filler_strategy: FillerStrategy::FillLastSheet,
+        ..quick()
+    };
+    let prob = Problem {
+        parts: vec![p.clone()],
+        sheets: vec![one_sheet(60.0, 40.0)],
+        settings,
+    };
+    let r = run(&prob);
+    let l = &r.layouts[0];
+    let fillers = l.placements.iter().filter(|p| p.is_filler).count();
+    assert_eq!(
+        fillers, 4,
+        "60 x 40 holds 6 squares of 20: 2 required + 4 fillers"
+    );
+    assert_eq!(
+        r.stats.parts_placed, 2,
+        "fillers are not counted as requested parts"
+    );
+    // without a filler strategy no filler is placed
+    let prob = Problem {
+        parts: vec![p],
+        sheets: vec![one_sheet(60.0, 40.0)],
+        settings: quick(),
+    };
+    assert!(run(&prob).layouts[0]
+        .placements
+        .iter()
+        .all(|p| !p.is_filler));
+}
+
+fn frame_part() -> PartSpec {
+    let hole = Shape::rectangle(80.0, 80.0).translate(10.0, 10.0);
+    let mut f = rect_part("frame", 100.0, 100.0, 1);
+    f.geometry = PartGeometry::single(Shape::new(
+        Shape::rectangle(100.0, 100.0).outer().to_vec(),
+        vec![hole.outer().to_vec()],
+    ));
+    f.priority = 1;
+    f
+}
+
+#[test]
+fn small_parts_go_into_holes_unless_forbidden() {
+    let small = rect_part("small", 30.0, 30.0, 4);
+    let sheet = one_sheet(100.0, 100.0);
+    let allow = Problem {
+        parts: vec![frame_part(), small.clone()],
+        sheets: vec![sheet.clone()],
+        settings: quick(),
+    };
+    let r = run(&allow);
+    assert_eq!(
+        placed_of(&r, 1),
+        4,
+        "four 30 mm squares fit in the 80 mm hole"
+    );
+    let none = Problem {
+        parts: vec![frame_part(), small],
+        sheets: vec![sheet],
+        settings: Settings {
+            inner_loop_fill: InnerLoopFill::None,
+            ..quick()
+        },
+    };
+    let r = run(&none);
+    assert_eq!(
+        placed_of(&r, 1),
+        0,
+        "holes stay empty with InnerLoopFillPreference None"
+    );
+}
+
+#[test]
+fn sheet_priority_quantity_and_size_limits() {
+    let parts = vec![rect_part("p", 40.0, 40.0, 6)];
+    let mut a = SheetSpec::rectangle("small", 50.0, 50.0);
+    a.priority = 3;
+    a.quantity = Some(2);
+    let mut b = SheetSpec::rectangle("big", 100.0, 100.0);
+    b.quantity = None;
+    // priority first: two small sheets (one part each), then big sheets
+    let p = Problem {
+        parts: parts.clone(),
+        sheets: vec![a.clone(), b.clone()],
+        settings: quick(),
+    };
+    let r = run(&p);
+    let on = |sheet: usize| {
+        r.layouts
+            .iter()
+            .filter(|l| l.sheet == sheet)
+            .map(|l| l.multiplicity)
+            .sum::<u32>()
+    };
+    assert_eq!(on(0), 2);
+    assert_eq!(on(1), 1, "the remaining 4 parts fit on one big sheet");
+    assert_eq!(r.stats.parts_placed, 6);
+    // at most one sheet size: only the small sheets (2 of them) may be used
+    let p = Problem {
+        parts,
+        sheets: vec![a, b],
+        settings: Settings {
+            max_different_sheet_sizes: 1,
+            ..quick()
+        },
+    };
+    let r = run(&p);
+    assert_eq!(r.stats.parts_placed, 2);
+    assert!(
+        r.unplaced
+            .iter()
+            .all(|u| u.reason.contains("MaximumDifferentSheetSizes")),
+        "{:?}",
+        r.unplaced
+    );
+}
+
+#[test]
+fn edge_spacing_and_origin_are_respected() {
+    let mut s = one_sheet(100.0, 50.0);
+    s.left = 7.0;
+    s.right = 3.0;
+    s.top = 5.0;
+    s.bottom = 2.0;
+    for origin in [
+        Origin::BottomLeft,
+        Origin::TopLeft,
+        Origin::TopRight,
+        Origin::BottomRight,
+    ] {
+        let p = Problem {
+            parts: vec![rect_part("p", 10.0, 10.0, 1)],
+            sheets: vec![s.clone()],
+            settings: Settings { origin, ..quick() },
+        };
+        let r = run(&p);
+        let pl = &r.layouts[0].placements[0];
+        let g = kerf::nest2d::verify::placed_geometry(
+            &p.parts[0].geometry,
+            pl.mirrored,
+            pl.rotation,
+            pl.x,
+            pl.y,
+        )
+        .bbox();
+        let near = |a: f64, b: f64| (a - b).abs() < 1.0;
+        let (want_x, want_y) = match origin {
+            Origin::BottomLeft => (near(g.min.x, 7.0), near(g.min.y, 2.0)),
+            Origin::TopLeft => (near(g.min.x, 7.0), near(g.max.y, 45.0)),
+            Origin::TopRight => (near(g.max.x, 97.0), near(g.max.y, 45.0)),
+            Origin::BottomRight => (near(g.max.x, 97.0), near(g.min.y, 2.0)),
+        };
+        assert!(want_x && want_y, "{origin:?}: part at {g:?}");
+    }
+    let _ = Point::new(0.0, 0.0);
+}
