@@ -278,6 +278,11 @@ pub fn nest(
 /// Coarse rasters make fast progress; each finer phase starts from the previous best.
 const PHASES: [(f64, f64); 3] = [(0.25, 0.2), (0.5, 0.3), (1.0, 0.5)];
 
+/// The compactor keeps dense n x n overlap and weight matrices (12 bytes a pair per thread);
+/// past this many parts on the last sheet it would cost too much memory, and the first-fit
+/// layout is kept as it is.
+const MAX_COMPACTED_PARTS: usize = 2500;
+
 /// Shortens the last sheet's used length: per phase, several seeded threads run the guided local
 /// search from the phase's starting layout; the best layout seen (any phase) is returned.
 #[allow(clippy::too_many_arguments)]
@@ -293,6 +298,13 @@ fn compact_last_sheet(
     deadline: Instant,
 ) -> FilledSheet {
     let s = &problem.settings;
+    if last.placed.len() > MAX_COMPACTED_PARTS {
+        tracing::warn!(
+            parts = last.placed.len(),
+            "last sheet too large to compact; keeping the first-fit layout"
+        );
+        return last;
+    }
     let threads = if s.max_cpu == 0 {
         std::thread::available_parallelism()
             .map(|n| n.get())
