@@ -5,4 +5,5 @@ pub mod bench;
 pub mod cli;
 pub mod export;
 pub mod geometry;
+pub mod lenient;
 pub mod nest2d;

@@ -15,11 +15,7 @@ impl Compression {
     pub const NAMES: &'static str = "None, GZip, Deflate, Zip";
 
     pub fn parse(s: &str) -> Option<Compression> {
-        let k: String = s
-            .chars()
-            .filter(|c| !matches!(c, '_' | '-' | ' '))
-            .collect::<String>()
-            .to_ascii_lowercase();
+        let k = crate::lenient::enum_key(s);
         Some(match k.as_str() {
             "" | "none" | "0" => Compression::None,
             "gzip" | "gz" | "1" => Compression::GZip,

@@ -6,6 +6,7 @@ use super::colour::aci_to_rgb;
 use super::curve::{flatten_nurbs, Piece};
 use super::import::{ImportOptions, LayerRule};
 use super::primitives::{Affine, Point};
+use crate::lenient::scale_or_one;
 use dxf::entities::{Entity, EntityType};
 use dxf::Drawing;
 use std::collections::{BTreeMap, HashMap};
@@ -178,16 +179,8 @@ impl<'a> Ctx<'a> {
                 return;
             };
             let ocs = ocs_map(ins.extrusion_direction.z);
-            let sx = if ins.x_scale_factor == 0.0 {
-                1.0
-            } else {
-                ins.x_scale_factor
-            };
-            let sy = if ins.y_scale_factor == 0.0 {
-                1.0
-            } else {
-                ins.y_scale_factor
-            };
+            let sx = scale_or_one(ins.x_scale_factor);
+            let sy = scale_or_one(ins.y_scale_factor);
             let base = Affine::scale(sx, sy)
                 .then_after(&Affine::translate(-block.base_point.x, -block.base_point.y));
             let rot = Affine::rotate_deg(ins.rotation);

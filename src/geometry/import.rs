@@ -8,6 +8,7 @@ use super::loops::{chain, nest_loops, outline_to_shape, Loop, Outline};
 use super::primitives::{Affine, BBox, Point};
 use super::shape::Shape;
 use super::units::Units;
+use crate::lenient::scale_or_one;
 
 /// One rule of CutLayers / AttachLayers / IgnoreLayers: every field given must match.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -318,17 +319,7 @@ fn raw_entity_counts(bytes: &[u8]) -> std::collections::BTreeMap<String, usize> 
 
 /// The transform from drawing coordinates to kerf millimetres.
 fn import_transform(mm_per_unit: f64, opts: &ImportOptions) -> Affine {
-    let from = if opts.from_scale == 0.0 {
-        1.0
-    } else {
-        opts.from_scale
-    };
-    let to = if opts.to_scale == 0.0 {
-        1.0
-    } else {
-        opts.to_scale
-    };
-    let k = mm_per_unit * to / from;
+    let k = mm_per_unit * scale_or_one(opts.to_scale) / scale_or_one(opts.from_scale);
     Affine::rotate_deg(opts.initial_rotation_deg).then_after(&Affine::scale(k, k))
 }
 

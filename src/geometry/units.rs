@@ -39,11 +39,7 @@ impl Units {
     /// Lenient parse (DESIGN 5.1): case-insensitive, ignoring `_`, `-` and spaces, British or US
     /// spelling, abbreviations, or the integer index.
     pub fn parse(s: &str) -> Option<Units> {
-        let k: String = s
-            .chars()
-            .filter(|c| !matches!(c, '_' | '-' | ' '))
-            .collect::<String>()
-            .to_ascii_lowercase();
+        let k = crate::lenient::enum_key(s);
         if let Ok(i) = k.parse::<usize>() {
             return Units::ALL.get(i).copied();
         }

@@ -294,38 +294,29 @@ impl<'a> Compactor<'a> {
             let Some(b) = self.area.bounds(o, length) else {
                 continue;
             };
-            let y_here = cur.gy.clamp(b.y_lo, b.y_hi);
-            let x_here = cur.gx.clamp(b.x_lo, b.x_hi);
-            let y_rand = self.rng.range(b.y_lo, b.y_hi);
-            let x_rand = self.rng.range(b.x_lo, b.x_hi);
-            for y in [y_here, y_rand] {
+            let lines = [
+                (Axis::X, cur.gy.clamp(b.y_lo, b.y_hi)),
+                (Axis::X, self.rng.range(b.y_lo, b.y_hi)),
+                (Axis::Y, cur.gx.clamp(b.x_lo, b.x_hi)),
+                (Axis::Y, self.rng.range(b.x_lo, b.x_hi)),
+            ];
+            for (axis, fixed) in lines {
+                let range = if axis == Axis::X {
+                    (b.x_lo, b.x_hi)
+                } else {
+                    (b.y_lo, b.y_hi)
+                };
                 let line = self
                     .eval
-                    .overlap_line(&o.raster, Axis::X, y, (b.x_lo, b.x_hi), &others);
+                    .overlap_line(&o.raster, axis, fixed, range, &others);
                 if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
-                    candidates.push((
-                        *v,
-                        Pose {
-                            orient: oi,
-                            gx: b.x_lo + k as i32,
-                            gy: y,
-                        },
-                    ));
-                }
-            }
-            for x in [x_here, x_rand] {
-                let line = self
-                    .eval
-                    .overlap_line(&o.raster, Axis::Y, x, (b.y_lo, b.y_hi), &others);
-                if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
-                    candidates.push((
-                        *v,
-                        Pose {
-                            orient: oi,
-                            gx: x,
-                            gy: b.y_lo + k as i32,
-                        },
-                    ));
+                    let along = range.0 + k as i32;
+                    let (gx, gy) = if axis == Axis::X {
+                        (along, fixed)
+                    } else {
+                        (fixed, along)
+                    };
+                    candidates.push((*v, Pose { orient: oi, gx, gy }));
                 }
             }
         }
