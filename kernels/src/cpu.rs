@@ -71,73 +71,99 @@ impl Evaluator for CpuEvaluator {
         range: (i32, i32),
         others: &[Placed],
     ) -> Vec<u64> {
-        let (lo, hi) = range;
-        if hi < lo {
-            return vec![];
+        match axis {
+            Axis::X => scan_line::<true>(part, fixed, range, others),
+            Axis::Y => scan_line::<false>(part, fixed, range, others),
         }
-        // lanes: rows for an X scan, columns for a Y scan
-        let (lanes_a, lane_of): (u32, fn(&PartRaster, u32) -> &[Run]) = match axis {
-            Axis::X => (part.height(), |r, i| r.row(i)),
-            Axis::Y => (part.width(), |r, i| r.col(i)),
-        };
-        let extent_a = match axis {
-            Axis::X => part.width() as i32,
-            Axis::Y => part.height() as i32,
-        };
-        let max_extent_b = others
-            .iter()
-            .map(|o| match axis {
-                Axis::X => o.raster.width(),
-                Axis::Y => o.raster.height(),
-            } as i32)
-            .max()
-            .unwrap_or(0);
-        let base = lo - extent_a - max_extent_b - 2;
-        let len = (hi - base + 2) as usize;
-        let mut d = vec![0i64; len];
-        for o in others {
-            let (o_lane0, o_lanes, o_off) = match axis {
-                Axis::X => (o.y, o.raster.height() as i32, o.x),
-                Axis::Y => (o.x, o.raster.width() as i32, o.y),
-            };
-            let l0 = fixed.max(o_lane0);
-            let l1 = (fixed + lanes_a as i32).min(o_lane0 + o_lanes);
-            let w = o.weight as i64;
-            for lane in l0..l1 {
-                let ra = lane_of(part, (lane - fixed) as u32);
-                let rb = lane_of(o.raster, (lane - o_lane0) as u32);
+    }
+}
+
+/// Rows of a raster for an X scan, columns for a Y scan (monomorphised so it inlines).
+#[inline(always)]
+fn lane<const ALONG_X: bool>(r: &PartRaster, i: u32) -> &[Run] {
+    if ALONG_X {
+        r.row(i)
+    } else {
+        r.col(i)
+    }
+}
+
+/// (number of lanes, extent along the scan) of a raster.
+#[inline(always)]
+fn dims<const ALONG_X: bool>(r: &PartRaster) -> (i32, i32) {
+    if ALONG_X {
+        (r.height() as i32, r.width() as i32)
+    } else {
+        (r.width() as i32, r.height() as i32)
+    }
+}
+
+fn scan_line<const ALONG_X: bool>(
+    part: &PartRaster,
+    fixed: i32,
+    range: (i32, i32),
+    others: &[Placed],
+) -> Vec<u64> {
+    let (lo, hi) = range;
+    if hi < lo {
+        return vec![];
+    }
+    let (lanes_a, extent_a) = dims::<ALONG_X>(part);
+    let max_extent_b = others
+        .iter()
+        .map(|o| dims::<ALONG_X>(o.raster).1)
+        .max()
+        .unwrap_or(0);
+    let base = lo - extent_a - max_extent_b - 2;
+    let len = (hi - base + 2) as usize;
+    let mut d = vec![0i64; len];
+    for o in others {
+        let (o_lane0, o_off) = if ALONG_X { (o.y, o.x) } else { (o.x, o.y) };
+        let (o_lanes, o_extent) = dims::<ALONG_X>(o.raster);
+        // every position's part extent is [p, p + extent_a): skip others entirely out of reach
+        if o_off + o_extent <= lo || o_off >= hi + extent_a {
+            continue;
+        }
+        let l0 = fixed.max(o_lane0);
+        let l1 = (fixed + lanes_a).min(o_lane0 + o_lanes);
+        let w = o.weight as i64;
+        for ln in l0..l1 {
+            let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
+            let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
+            for b in rb {
+                let (b0, b1) = (b[0] as i32 + o_off, b[1] as i32 + o_off);
                 for a in ra {
-                    for b in rb {
-                        let (b0, b1) = (b[0] as i32 + o_off, b[1] as i32 + o_off);
-                        let m = ((a[1] - a[0]) as i32).min(b1 - b0);
-                        let x1 = b0 - a[1] as i32;
-                        let x4 = b1 - a[0] as i32;
-                        if x4 <= lo || x1 >= hi {
-                            continue;
-                        }
-                        for (x, s) in [(x1, 1), (x1 + m, -1), (x4 - m, -1), (x4, 1)] {
-                            let i = x - base;
-                            if (i as usize) < len {
-                                d[i as usize] += s * w;
-                            }
+                    let m = ((a[1] - a[0]) as i32).min(b1 - b0);
+                    let x1 = b0 - a[1] as i32;
+                    let x4 = b1 - a[0] as i32;
+                    if x4 <= lo || x1 >= hi {
+                        continue;
+                    }
+                    for (x, sgn) in [(x1, 1), (x1 + m, -1), (x4 - m, -1), (x4, 1)] {
+                        let i = (x - base) as usize;
+                        if i < len {
+                            d[i] += sgn * w;
                         }
                     }
                 }
             }
         }
-        // integrate twice: f(x) = sum over k < x of slope(k)
-        let mut out = Vec::with_capacity((hi - lo + 1) as usize);
-        let (mut slope, mut f) = (0i64, 0i64);
-        for (i, &dv) in d.iter().enumerate() {
-            let x = base + i as i32;
-            if x >= lo && x <= hi {
-                out.push(f.max(0) as u64);
-            }
-            slope += dv;
-            f += slope;
-        }
-        out
     }
+    // integrate twice: f(x) = sum over k < x of slope(k)
+    let mut out = Vec::with_capacity((hi - lo + 1) as usize);
+    let (mut slope, mut f) = (0i64, 0i64);
+    for (i, &dv) in d.iter().enumerate() {
+        let x = base + i as i32;
+        if x > hi {
+            break;
+        }
+        if x >= lo {
+            out.push(f.max(0) as u64);
+        }
+        slope += dv;
+        f += slope;
+    }
+    out
 }
 
 /// The first occupied grid cell under `part` at (x, y), scanning rows bottom-up.

@@ -89,27 +89,34 @@ impl Occupancy {
     }
 
     /// First set cell in row `y` within [a, b), if any.
+    #[inline]
     pub fn first_set_in_row(&self, y: u32, a: u32, b: u32) -> Option<u32> {
         if a >= b {
             return None;
         }
         let row = &self.bits[y as usize * self.words..(y as usize + 1) * self.words];
         let (wa, wb) = ((a / 64) as usize, ((b - 1) / 64) as usize);
-        for (w, &word) in row.iter().enumerate().take(wb + 1).skip(wa) {
-            let mut m = word;
-            if w == wa {
-                m &= !0u64 << (a % 64);
-            }
-            if w == wb {
-                let hi = (b - 1) % 64;
-                if hi < 63 {
-                    m &= (1u64 << (hi + 1)) - 1;
-                }
-            }
-            if m != 0 {
-                return Some(w as u32 * 64 + m.trailing_zeros());
+        let lo_mask = !0u64 << (a % 64);
+        let hi_bits = (b - 1) % 64 + 1;
+        let hi_mask = if hi_bits == 64 {
+            !0u64
+        } else {
+            (1u64 << hi_bits) - 1
+        };
+        if wa == wb {
+            let m = row[wa] & lo_mask & hi_mask;
+            return (m != 0).then(|| wa as u32 * 64 + m.trailing_zeros());
+        }
+        let m = row[wa] & lo_mask;
+        if m != 0 {
+            return Some(wa as u32 * 64 + m.trailing_zeros());
+        }
+        for (w, &word) in row.iter().enumerate().take(wb).skip(wa + 1) {
+            if word != 0 {
+                return Some(w as u32 * 64 + word.trailing_zeros());
             }
         }
-        None
+        let m = row[wb] & hi_mask;
+        (m != 0).then(|| wb as u32 * 64 + m.trailing_zeros())
     }
 }

@@ -196,7 +196,14 @@ pub fn nest(
                 .iter()
                 .map(|i| orients[i.part].as_slice())
                 .collect();
+            let t_fill = Instant::now();
             let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY);
+            tracing::info!(
+                sheet = si,
+                items = lists.len(),
+                seconds = t_fill.elapsed().as_secs_f64(),
+                "first-fit"
+            );
             let placed: Vec<(Item, Pose)> = candidates
                 .iter()
                 .zip(poses)
@@ -346,10 +353,14 @@ fn compact_last_sheet(
         let start_poses: Vec<Pose> = if k == 0 && factor != 1.0 {
             // a fresh first-fit at the coarse resolution (all items must fit, else skip the phase)
             let mut occ = area.new_occupancy();
-            match fill(eval, &area, &mut occ, &lists, f64::INFINITY)
-                .into_iter()
-                .collect::<Option<Vec<Pose>>>()
-            {
+            let t_fill = Instant::now();
+            let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY);
+            tracing::info!(
+                cells_per_part = s.cells_per_part * factor,
+                seconds = t_fill.elapsed().as_secs_f64(),
+                "coarse first-fit"
+            );
+            match poses.into_iter().collect::<Option<Vec<Pose>>>() {
                 Some(p) => p,
                 None => continue,
             }
@@ -358,6 +369,14 @@ fn compact_last_sheet(
         } else {
             rebase(&best.lock().unwrap().1, &res, &area)
         };
+        tracing::info!(
+            phase = k,
+            cells_per_part = s.cells_per_part * factor,
+            seconds_left = phase_deadline
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64(),
+            "compaction phase"
+        );
         let budget = Budget {
             deadline: phase_deadline,
             cancel: &cancel.0,
@@ -404,6 +423,13 @@ fn compact_last_sheet(
                     let report = |poses: &[Pose], len: f64| {
                         let mut b = best.lock().unwrap();
                         if len < b.0 - 1e-9 {
+                            tracing::debug!(
+                                phase = k,
+                                thread = t,
+                                length = len,
+                                seconds = start.elapsed().as_secs_f64(),
+                                "shorter layout"
+                            );
                             *b = (len, as_sheet(poses));
                             let mut f = filled.to_vec();
                             f.push(b.1.clone());

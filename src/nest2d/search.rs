@@ -9,6 +9,7 @@ use crate::geometry::{BBox, Point};
 use kerf_kernels::{
     pair_overlap, Axis, Bounds, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE,
 };
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -106,6 +107,9 @@ pub fn fill(
     length: f64,
 ) -> Vec<Option<Pose>> {
     let m = area.margin;
+    // The grid only fills up, so a part in an orientation cannot fit left of where its previous
+    // copy was placed (or anywhere, once it failed): later copies start their search there.
+    let mut resume: HashMap<(*const Oriented, usize), Option<i32>> = HashMap::new();
     items
         .iter()
         .map(|orients| {
@@ -114,13 +118,21 @@ pub fn fill(
                 let Some(b) = area.bounds(o, length) else {
                     continue;
                 };
+                let key = (orients.as_ptr(), oi);
+                let x_from = match resume.get(&key) {
+                    Some(None) => continue,
+                    Some(Some(x)) => (*x).max(b.x_lo),
+                    None => b.x_lo,
+                };
                 let shifted = Bounds {
-                    x_lo: b.x_lo + m,
+                    x_lo: x_from + m,
                     x_hi: b.x_hi + m,
                     y_lo: b.y_lo + m,
                     y_hi: b.y_hi + m,
                 };
-                if let Some((x, y)) = eval.first_fit(occ, &o.raster, shifted) {
+                let found = eval.first_fit(occ, &o.raster, shifted);
+                resume.insert(key, found.map(|(x, _)| x - m));
+                if let Some((x, y)) = found {
                     let pose = Pose {
                         orient: oi,
                         gx: x - m,
@@ -391,6 +403,61 @@ impl<'a> Compactor<'a> {
         false
     }
 
+    /// Pulls every part that ends beyond `target` back inside (creating overlap to resolve).
+    fn pull_inside(&mut self, target: f64) {
+        for i in 0..self.poses.len() {
+            let o = &self.items[i][self.poses[i].orient];
+            if let Some(b) = self.area.bounds(o, target) {
+                if self.poses[i].gx > b.x_hi {
+                    self.poses[i].gx = self
+                        .rng
+                        .range(b.x_lo.max(b.x_hi - (b.x_hi - b.x_lo) / 4), b.x_hi);
+                }
+            } else if let Some((oi, b)) = self.items[i]
+                .iter()
+                .enumerate()
+                .find_map(|(oi, o)| self.area.bounds(o, target).map(|b| (oi, b)))
+            {
+                // this orientation cannot fit at all: take one that can
+                self.poses[i] = Pose {
+                    orient: oi,
+                    gx: b.x_hi,
+                    gy: self.poses[i].gy.clamp(b.y_lo, b.y_hi),
+                };
+            }
+        }
+        for i in 0..self.poses.len() {
+            self.refresh(i);
+        }
+    }
+
+    /// Swaps the places of two random parts of different shapes (each keeps its orientation,
+    /// clamped into its bounds). False when there is nothing to swap.
+    fn swap_two(&mut self, length: f64) -> bool {
+        let n = self.poses.len();
+        if n < 2 {
+            return false;
+        }
+        for _ in 0..8 {
+            let (i, j) = (self.rng.below(n), self.rng.below(n));
+            if i == j || std::ptr::eq(self.items[i], self.items[j]) {
+                continue;
+            }
+            let (pi, pj) = (self.poses[i], self.poses[j]);
+            for (k, at) in [(i, pj), (j, pi)] {
+                let o = &self.items[k][self.poses[k].orient];
+                if let Some(b) = self.area.bounds(o, length) {
+                    self.poses[k].gx = at.gx.clamp(b.x_lo, b.x_hi);
+                    self.poses[k].gy = at.gy.clamp(b.y_lo, b.y_hi);
+                }
+            }
+            self.refresh(i);
+            self.refresh(j);
+            return true;
+        }
+        false
+    }
+
     /// Makes an overlapping start layout feasible, letting the length grow a little if needed.
     pub fn restore(&mut self, budget: &Budget) -> bool {
         let mut length = self.used_length();
@@ -425,50 +492,45 @@ impl<'a> Compactor<'a> {
     ) -> (Vec<Pose>, f64) {
         let mut best = self.poses.clone();
         let mut best_len = self.used_length();
+        // the layout shrinking starts from: the best, or an equally long variant of it
+        let mut current = best.clone();
+        let mut current_len = best_len;
         let cell = self.area.cell;
         let mut ratio: f64 = 0.01;
         let min_step = cell;
+        let mut failures_at_min = 0;
         while !budget.over(self.rounds) {
-            let step = (best_len * ratio).max(min_step);
-            let target = best_len - step;
+            let step = (current_len * ratio).max(min_step);
+            let target = current_len - step;
             if target <= self.area.x0 {
                 break;
             }
-            self.poses.clone_from(&best);
-            // pull everything beyond the new end back inside (creating overlap to resolve)
-            for i in 0..self.poses.len() {
-                let o = &self.items[i][self.poses[i].orient];
-                if let Some(b) = self.area.bounds(o, target) {
-                    if self.poses[i].gx > b.x_hi {
-                        self.poses[i].gx = self
-                            .rng
-                            .range(b.x_lo.max(b.x_hi - (b.x_hi - b.x_lo) / 4), b.x_hi);
-                    }
-                } else {
-                    // this orientation cannot fit at all: pick one that can
-                    if let Some((oi, b)) = self.items[i]
-                        .iter()
-                        .enumerate()
-                        .find_map(|(oi, o)| self.area.bounds(o, target).map(|b| (oi, b)))
-                    {
-                        self.poses[i] = Pose {
-                            orient: oi,
-                            gx: b.x_hi,
-                            gy: self.poses[i].gy.clamp(b.y_lo, b.y_hi),
-                        };
+            self.poses.clone_from(&current);
+            self.pull_inside(target);
+            if self.separate(target, budget) {
+                current.clone_from(&self.poses);
+                current_len = self.used_length();
+                if current_len < best_len - 1e-9 {
+                    best.clone_from(&current);
+                    best_len = current_len;
+                    on_better(&best, best_len);
+                }
+                ratio = (ratio * 1.2).min(0.02);
+                failures_at_min = 0;
+            } else if ratio * current_len > min_step * 1.5 {
+                ratio *= 0.5;
+            } else {
+                failures_at_min += 1;
+                if failures_at_min >= 1 {
+                    // stuck: look for another layout of the same length by swapping two parts
+                    failures_at_min = 0;
+                    self.poses.clone_from(&current);
+                    if self.swap_two(current_len) && self.separate(current_len, budget) {
+                        current.clone_from(&self.poses);
+                        current_len = self.used_length();
+                        ratio = 0.005;
                     }
                 }
-            }
-            for i in 0..self.poses.len() {
-                self.refresh(i);
-            }
-            if self.separate(target, budget) {
-                best.clone_from(&self.poses);
-                best_len = self.used_length();
-                on_better(&best, best_len);
-                ratio = (ratio * 1.2).min(0.02);
-            } else if ratio * best_len > min_step * 1.5 {
-                ratio *= 0.5;
             }
         }
         self.poses.clone_from(&best);
