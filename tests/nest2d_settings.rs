@@ -279,3 +279,27 @@ fn edge_spacing_and_origin_are_respected() {
     }
     let _ = Point::new(0.0, 0.0);
 }
+
+#[test]
+fn utilisation_target_stops_the_search_early() {
+    // a 30 s budget, a target any first layout meets: the nest ends long before the limit
+    let parts = vec![rect_part("a", 20.0, 10.0, 6), rect_part("b", 7.0, 13.0, 5)];
+    let settings = Settings {
+        max_run_time_s: 30.0,
+        max_iterations: None,
+        utilisation_target: Some(1.0),
+        ..quick()
+    };
+    let p = Problem {
+        parts,
+        sheets: vec![SheetSpec::rectangle("s", 200.0, 50.0)],
+        settings,
+    };
+    let r = run(&p);
+    assert!(
+        r.stats.elapsed_s < 10.0,
+        "stopped at the target: {} s",
+        r.stats.elapsed_s
+    );
+    assert_eq!(r.stats.parts_placed, 11);
+}

@@ -312,6 +312,21 @@ fn compact_last_sheet(
         );
         return last;
     }
+    // the utilisation target may already be met by the first-fit layout
+    let meets_target = |sheet: &FilledSheet| {
+        s.utilisation_target.is_some_and(|t| {
+            let mut f = filled.to_vec();
+            f.push(sheet.clone());
+            build_result(problem, &f, unplaced, start, &eval.name())
+                .stats
+                .utilisation
+                >= t
+        })
+    };
+    if meets_target(&last) {
+        return last;
+    }
+    let target_reached = &AtomicBool::new(false);
     let threads = if s.max_cpu == 0 {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -380,6 +395,7 @@ fn compact_last_sheet(
         let budget = Budget {
             deadline: phase_deadline,
             cancel: &cancel.0,
+            stop: target_reached,
             max_rounds,
         };
         let table = res.table.clone();
@@ -439,7 +455,7 @@ fn compact_last_sheet(
                             if s.utilisation_target
                                 .is_some_and(|t| r.stats.utilisation >= t)
                             {
-                                cancel.cancel();
+                                target_reached.store(true, std::sync::atomic::Ordering::Relaxed);
                             }
                         }
                     };

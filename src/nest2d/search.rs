@@ -159,16 +159,21 @@ pub fn fill(
 pub struct Budget<'a> {
     pub deadline: Instant,
     pub cancel: &'a AtomicBool,
+    /// Set by the engine itself (for example when the utilisation target is reached).
+    pub stop: &'a AtomicBool,
     pub max_rounds: Option<u64>,
 }
 
 impl Budget<'_> {
+    fn stopped(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
+    }
     /// Cancelled or out of time (checked between single moves).
     fn past_deadline(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+        self.stopped() || Instant::now() >= self.deadline
     }
     fn over(&self, rounds: u64) -> bool {
-        self.cancel.load(Ordering::Relaxed)
+        self.stopped()
             || Instant::now() >= self.deadline
             || self.max_rounds.is_some_and(|m| rounds >= m)
     }
