@@ -141,15 +141,8 @@ fn irregular_sheet_with_a_defect_verifies() {
     sheet.irregular_spacing = 1.0;
     sheet.quantity = Some(3);
     let part = PartSpec {
-        id: "sq".into(),
-        geometry: PartGeometry::single(Shape::rectangle(18.0, 12.0)),
-        quantity: 30,
         rotations: vec![0.0, 90.0],
-        allow_mirror: false,
-        priority: 0,
-        spacing_override: None,
-        nest_as_rectangle: false,
-        filler_quantity: 0,
+        ..PartSpec::new("sq", PartGeometry::single(Shape::rectangle(18.0, 12.0)), 30)
     };
     let settings = Settings {
         max_iterations: Some(20),
@@ -193,15 +186,12 @@ fn same_seed_same_layout() {
 #[test]
 fn oversized_part_is_unplaced_with_a_reason() {
     let big = PartSpec {
-        id: "big".into(),
-        geometry: PartGeometry::single(Shape::rectangle(500.0, 10.0)),
-        quantity: 2,
         rotations: vec![0.0, 90.0],
-        allow_mirror: false,
-        priority: 0,
-        spacing_override: None,
-        nest_as_rectangle: false,
-        filler_quantity: 0,
+        ..PartSpec::new(
+            "big",
+            PartGeometry::single(Shape::rectangle(500.0, 10.0)),
+            2,
+        )
     };
     let small = PartSpec {
         id: "small".into(),
@@ -233,15 +223,8 @@ fn oversized_part_is_unplaced_with_a_reason() {
 #[test]
 fn many_copies_fill_several_sheets_grouped_by_multiplicity() {
     let part = PartSpec {
-        id: "r".into(),
-        geometry: PartGeometry::single(Shape::rectangle(30.0, 20.0)),
-        quantity: 40,
         rotations: vec![0.0],
-        allow_mirror: false,
-        priority: 0,
-        spacing_override: None,
-        nest_as_rectangle: false,
-        filler_quantity: 0,
+        ..PartSpec::new("r", PartGeometry::single(Shape::rectangle(30.0, 20.0)), 40)
     };
     let settings = Settings {
         max_iterations: Some(5),

@@ -8,15 +8,8 @@ use kerf_kernels::CpuEvaluator;
 
 fn rect_part(id: &str, w: f64, h: f64, qty: u32) -> PartSpec {
     PartSpec {
-        id: id.into(),
-        geometry: PartGeometry::single(Shape::rectangle(w, h)),
-        quantity: qty,
         rotations: vec![0.0, 90.0],
-        allow_mirror: false,
-        priority: 0,
-        spacing_override: None,
-        nest_as_rectangle: false,
-        filler_quantity: 0,
+        ..PartSpec::new(id, PartGeometry::single(Shape::rectangle(w, h)), qty)
     }
 }
 

@@ -85,15 +85,12 @@ pub fn problem(inst: &Instance, settings: Settings) -> Problem {
                     .collect(),
             };
             PartSpec {
-                id: it.id.to_string(),
-                geometry: PartGeometry::single(Shape::new(pts, vec![])),
-                quantity: it.demand,
                 rotations,
-                allow_mirror: false,
-                priority: 0,
-                spacing_override: None,
-                nest_as_rectangle: false,
-                filler_quantity: 0,
+                ..PartSpec::new(
+                    &it.id.to_string(),
+                    PartGeometry::single(Shape::new(pts, vec![])),
+                    it.demand,
+                )
             }
         })
         .collect();

@@ -82,15 +82,8 @@ pub fn run(a: NestArgs) -> Result<()> {
         }
         for p in imported.parts {
             parts.push(PartSpec {
-                id: p.name,
-                geometry: p.geometry,
-                quantity: qty.unwrap_or(1),
                 rotations: rot.clone(),
-                allow_mirror: false,
-                priority: 0,
-                spacing_override: None,
-                nest_as_rectangle: false,
-                filler_quantity: 0,
+                ..PartSpec::new(&p.name, p.geometry, qty.unwrap_or(1))
             });
         }
     }

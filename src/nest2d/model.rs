@@ -2,6 +2,24 @@
 
 use crate::geometry::{PartGeometry, Shape};
 
+impl PartSpec {
+    /// A part with the interface's defaults: no rotation, no mirroring, priority 0, the global
+    /// spacing, its true shape, no fillers.
+    pub fn new(id: &str, geometry: PartGeometry, quantity: u32) -> PartSpec {
+        PartSpec {
+            id: id.into(),
+            geometry,
+            quantity,
+            rotations: vec![0.0],
+            allow_mirror: false,
+            priority: 0,
+            spacing_override: None,
+            nest_as_rectangle: false,
+            filler_quantity: 0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Direction {
     /// Fill along the sheet's X dimension (used length is measured in X).
