@@ -101,10 +101,109 @@ pub fn nest(
     // the exact slide at the end gets a small reserve of the time limit
     let reserve = (0.05 * s.max_run_time_s).clamp(0.0, 3.0);
     let deadline = start + Duration::from_secs_f64((s.max_run_time_s - reserve).max(0.0));
-    let res = resolution(problem, s.cells_per_part);
+    let (mut filled, unplaced) = fill_all_sheets(problem, eval, deadline);
+    let engine_name = eval.name();
+    let result_of = |filled: &[FilledSheet], unplaced: &[(Item, String)]| -> NestResult {
+        build_result(problem, filled, unplaced, start, &engine_name)
+    };
+
+    // compact the last sheet: shortest used length, refined from coarse to fine rasters
+    if let Some(last) = filled.pop() {
+        let mut sheet = compact_last_sheet(
+            problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
+        );
+        if sheet.area.blocked.is_none() {
+            sheet.nudges = exact_slide(
+                problem,
+                &sheet,
+                start + Duration::from_secs_f64(s.max_run_time_s.max(0.0)),
+            );
+        }
+        filled.push(sheet);
+    }
+
+    add_fillers(
+        problem,
+        eval,
+        &mut filled,
+        start + Duration::from_secs_f64(s.max_run_time_s.max(0.0)),
+    );
+    let mut result = result_of(&filled, &unplaced);
+    enforce_verified(problem, &mut result);
+    result.stats.elapsed_s = start.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// Share of the time limit the construction may spend on finer rasters.
+const FILL_SHARE: f64 = 0.3;
+
+/// The first-fit pass over every sheet, at the finest resolution whose cost fits the budget:
+/// a quarter-resolution pass runs first (it always completes, so there is always a layout) and
+/// its measured time, scaled by the cell count, says whether a half- or full-resolution pass
+/// can afford to replace it.
+fn fill_all_sheets(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    deadline: Instant,
+) -> (Vec<FilledSheet>, Vec<(Item, String)>) {
+    let s = &problem.settings;
+    let cpp = s.cells_per_part;
+    let coarse_factor = if cpp * 0.25 >= 8.0 { 0.25 } else { 1.0 };
+    let t0 = Instant::now();
+    let far = t0 + Duration::from_secs(365 * 24 * 3600);
+    let mut best = fill_sheets(
+        problem,
+        eval,
+        &resolution(problem, cpp * coarse_factor),
+        far,
+    )
+    .expect("no deadline");
+    let coarse_s = t0.elapsed().as_secs_f64();
+    let allowance = FILL_SHARE * deadline.saturating_duration_since(t0).as_secs_f64();
+    for factor in [1.0, 0.5] {
+        if factor <= coarse_factor {
+            break;
+        }
+        let scale = (factor / coarse_factor) * (factor / coarse_factor);
+        if coarse_s * scale > allowance {
+            continue;
+        }
+        let cutoff = Instant::now() + Duration::from_secs_f64(allowance * 1.5);
+        let t = Instant::now();
+        match fill_sheets(
+            problem,
+            eval,
+            &resolution(problem, cpp * factor),
+            cutoff.min(deadline),
+        ) {
+            Some(f) => {
+                tracing::info!(
+                    cells_per_part = cpp * factor,
+                    seconds = t.elapsed().as_secs_f64(),
+                    "first-fit"
+                );
+                best = f;
+                break;
+            }
+            None => tracing::info!(
+                cells_per_part = cpp * factor,
+                "first-fit at this resolution ran out of time"
+            ),
+        }
+    }
+    best
+}
+
+/// The first-fit pass over every sheet at one resolution; `None` when `deadline` passed first.
+fn fill_sheets(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    res: &Resolution,
+    deadline: Instant,
+) -> Option<(Vec<FilledSheet>, Vec<(Item, String)>)> {
+    let s = &problem.settings;
     let (cell, margin) = (res.cell, res.margin);
     let orients: &[Vec<Oriented>] = &res.table;
-
     let mut items: Vec<Item> = Vec::new();
     for (pi, p) in problem.parts.iter().enumerate() {
         for k in 0..p.quantity {
@@ -197,7 +296,7 @@ pub fn nest(
                 .map(|i| orients[i.part].as_slice())
                 .collect();
             let t_fill = Instant::now();
-            let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY);
+            let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY, deadline)?;
             tracing::info!(
                 sheet = si,
                 items = lists.len(),
@@ -254,31 +353,7 @@ pub fn nest(
         }
     }
 
-    let engine_name = eval.name();
-    let result_of = |filled: &[FilledSheet], unplaced: &[(Item, String)]| -> NestResult {
-        build_result(problem, filled, unplaced, start, &engine_name)
-    };
-
-    // compact the last sheet: shortest used length, refined from coarse to fine rasters
-    if let Some(last) = filled.pop() {
-        let mut sheet = compact_last_sheet(
-            problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
-        );
-        if sheet.area.blocked.is_none() {
-            sheet.nudges = exact_slide(
-                problem,
-                &sheet,
-                start + Duration::from_secs_f64(s.max_run_time_s.max(0.0)),
-            );
-        }
-        filled.push(sheet);
-    }
-
-    add_fillers(problem, eval, &mut filled);
-    let mut result = result_of(&filled, &unplaced);
-    enforce_verified(problem, &mut result);
-    result.stats.elapsed_s = start.elapsed().as_secs_f64();
-    Ok(result)
+    Some((filled, unplaced))
 }
 
 /// Phases of the last sheet's compaction: (fraction of the final cells-per-part, share of time).
@@ -354,7 +429,9 @@ fn compact_last_sheet(
         let max_rounds = s
             .max_iterations
             .map(|m| ((m as f64 * share / share_sum).ceil() as u64).max(1));
-        let res = if factor == 1.0 {
+        let res = if (choose_cell(problem, s.cells_per_part * factor) - last.area.cell).abs()
+            <= 1e-12 * last.area.cell
+        {
             Resolution {
                 cell: last.area.cell,
                 table: last.table.clone(),
@@ -369,7 +446,10 @@ fn compact_last_sheet(
             // a fresh first-fit at the coarse resolution (all items must fit, else skip the phase)
             let mut occ = area.new_occupancy();
             let t_fill = Instant::now();
-            let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY);
+            let Some(poses) = fill(eval, &area, &mut occ, &lists, f64::INFINITY, phase_deadline)
+            else {
+                continue;
+            };
             tracing::info!(
                 cells_per_part = s.cells_per_part * factor,
                 seconds = t_fill.elapsed().as_secs_f64(),
@@ -379,7 +459,7 @@ fn compact_last_sheet(
                 Some(p) => p,
                 None => continue,
             }
-        } else if k == 0 {
+        } else if k == 0 || (res.cell - last.area.cell).abs() <= 1e-12 * res.cell {
             last.placed.iter().map(|p| p.1).collect()
         } else {
             rebase(&best.lock().unwrap().1, &res, &area)
@@ -691,7 +771,12 @@ fn sheet_area(problem: &Problem, si: usize, frame: &Frame, cell: f64, margin: i3
 }
 
 /// Places filler copies where room is left (FillerPartsStrategy).
-fn add_fillers(problem: &Problem, eval: &dyn Evaluator, filled: &mut [FilledSheet]) {
+fn add_fillers(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    filled: &mut [FilledSheet],
+    deadline: Instant,
+) {
     let s = &problem.settings;
     if s.filler_strategy == FillerStrategy::None || filled.is_empty() {
         return;
@@ -724,7 +809,9 @@ fn add_fillers(problem: &Problem, eval: &dyn Evaluator, filled: &mut [FilledShee
             occ.place(&orients[it.part][p.orient].raster, p.gx + m, p.gy + m);
         }
         let lists: Vec<&[Oriented]> = fillers.iter().map(|i| orients[i.part].as_slice()).collect();
-        let poses = fill(eval, &fs.area, &mut occ, &lists, f64::INFINITY);
+        let Some(poses) = fill(eval, &fs.area, &mut occ, &lists, f64::INFINITY, deadline) else {
+            return;
+        };
         let mut rest = Vec::new();
         for (it, p) in fillers.iter().zip(poses) {
             match p {

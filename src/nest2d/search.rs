@@ -98,14 +98,15 @@ pub struct Pose {
 
 /// First-fit: places each item (in the given order) at the lowest x (then y) where it fits,
 /// choosing the orientation whose right edge ends up smallest. Returns the poses of the items
-/// placed (None for items that did not fit), and updates `occ`.
+/// placed (None for items that did not fit) and updates `occ`; `None` if `deadline` passed.
 pub fn fill(
     eval: &dyn Evaluator,
     area: &SheetArea,
     occ: &mut Occupancy,
     items: &[&[Oriented]],
     length: f64,
-) -> Vec<Option<Pose>> {
+    deadline: Instant,
+) -> Option<Vec<Option<Pose>>> {
     let m = area.margin;
     // The grid only fills up, so a part in an orientation cannot fit left of where its previous
     // copy was placed (or anywhere, once it failed): later copies start their search there.
@@ -113,6 +114,9 @@ pub fn fill(
     items
         .iter()
         .map(|orients| {
+            if Instant::now() >= deadline {
+                return None;
+            }
             let mut best: Option<(f64, i32, Pose)> = None;
             for (oi, o) in orients.iter().enumerate() {
                 let Some(b) = area.bounds(o, length) else {
@@ -146,11 +150,11 @@ pub fn fill(
                     }
                 }
             }
-            best.map(|(_, _, pose)| {
+            Some(best.map(|(_, _, pose)| {
                 let o = &orients[pose.orient];
                 occ.place(&o.raster, pose.gx + m, pose.gy + m);
                 pose
-            })
+            }))
         })
         .collect()
 }
