@@ -296,3 +296,23 @@ fn utilisation_target_stops_the_search_early() {
     );
     assert_eq!(r.stats.parts_placed, 11);
 }
+
+#[test]
+fn a_part_far_larger_than_any_sheet_is_unplaced_without_rasterizing_it() {
+    // a billion-millimetre part next to normal ones: reported, not rasterized (no huge memory)
+    let huge = rect_part("huge", 1.0e9, 1.0e9, 1);
+    let p = Problem {
+        parts: vec![huge, rect_part("ok", 10.0, 10.0, 3)],
+        sheets: vec![one_sheet(100.0, 100.0)],
+        settings: quick(),
+    };
+    let r = run(&p);
+    assert_eq!(r.stats.parts_placed, 3);
+    assert!(
+        r.unplaced
+            .iter()
+            .any(|u| u.part == 0 && u.reason.contains("larger than every sheet")),
+        "{:?}",
+        r.unplaced
+    );
+}

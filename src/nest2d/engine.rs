@@ -647,14 +647,22 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
 /// Raster cell size: a typical part's smaller side spans `cells_per_part` cells, bounded so the
 /// largest sheet grid stays within memory.
 fn choose_cell(problem: &Problem, cells_per_part: f64) -> f64 {
+    // the typical part among those that could fit a sheet at all (outliers must not set the grid)
+    let largest_sheet = problem
+        .sheets
+        .iter()
+        .map(|s| {
+            let (w, h) = s.extent();
+            w.max(h)
+        })
+        .fold(0.0, f64::max);
     let mut dims: Vec<f64> = problem
         .parts
         .iter()
-        .map(|p| {
-            let b = p.geometry.bbox();
-            b.width().min(b.height())
-        })
-        .filter(|d| *d > 0.0)
+        .map(|p| p.geometry.bbox())
+        .filter(|b| b.width().max(b.height()) <= largest_sheet)
+        .map(|b| b.width().min(b.height()))
+        .filter(|d| *d > 0.0 && d.is_finite())
         .collect();
     dims.sort_by(f64::total_cmp);
     let typical = dims.get(dims.len() / 2).copied().unwrap_or(1.0);
@@ -703,8 +711,18 @@ fn orientations(
                 .linear()
                 .then_after(&Affine::placement(m, rot, 0.0, 0.0));
             let shape = g.transformed(&t);
-            let (raster, origin) = rasterize(&shape, cell, k);
             let bbox = shape.bbox();
+            // an orientation no sheet can hold is never searched, so it is never rasterized
+            // (an absurdly large part must not cost an absurdly large raster)
+            let fits_some_sheet = problem.sheets.iter().any(|sh| {
+                let (w, h) = sh.extent();
+                let (cl, ch) = frame.extent(w, h);
+                bbox.width() <= cl * (1.0 + 1e-9) && bbox.height() <= ch * (1.0 + 1e-9)
+            });
+            if !fits_some_sheet || !(bbox.width().is_finite() && bbox.height().is_finite()) {
+                continue;
+            }
+            let (raster, origin) = rasterize(&shape, cell, k);
             let o = Oriented {
                 rotation: rot,
                 mirrored: m,
