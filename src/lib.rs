@@ -7,3 +7,4 @@ pub mod export;
 pub mod geometry;
 pub mod lenient;
 pub mod nest2d;
+pub mod wire;

@@ -1,0 +1,677 @@
+//! Wire -> engine, once, at the edge. Every problem found is a `FieldError` naming the field by
+//! its JSON path (`Request.Parts[2].Base64EncodedGeometryDefinition`) and saying why; all of them
+//! are collected so a caller fixes a request in one go.
+
+use super::types::*;
+use crate::geometry::colour::parse_colour;
+use crate::geometry::{
+    import_contour_json, import_contour_json_sheet, import_dxf, import_dxf_sheet, parametric_part,
+    Compression, ImportOptions, Imported, LayerRule, Parametric, Side, Units,
+};
+use crate::lenient::enum_key;
+use crate::nest2d::*;
+use base64::Engine;
+use serde::Serialize;
+
+/// One thing wrong with a request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldError {
+    /// JSON path of the field, as the caller wrote the request.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Parses a JSON body; a syntax error or a wrongly typed field names where it is.
+pub fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, FieldError> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        FieldError {
+            field: if path == "." { "(body)".into() } else { path },
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
+/// How part and sheet geometry is given when GeometryDefinitionType does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeometryKind {
+    Dxf,
+    Json,
+    Parametric,
+}
+
+/// Default MaxRunTimeSeconds when the request leaves it 0.
+pub const DEFAULT_RUN_TIME_S: f64 = 60.0;
+/// The longest run a request may ask for.
+pub const MAX_RUN_TIME_S: f64 = 24.0 * 3600.0;
+
+/// A request turned into an engine problem.
+#[derive(Debug)]
+pub struct Converted {
+    pub problem: Problem,
+    pub warnings: Vec<String>,
+    pub report_intermediate_results: bool,
+}
+
+struct Errors(Vec<FieldError>);
+
+impl Errors {
+    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+    /// Parses a lenient enumeration (DESIGN 5.1): name in any case, without `_`, `-` or spaces,
+    /// or the value's integer index. Unknown values list the allowed ones.
+    fn pick<T: Copy>(
+        &mut self,
+        field: &str,
+        value: Option<&str>,
+        default: T,
+        options: &[(&str, T)],
+    ) -> T {
+        let Some(v) = value.filter(|v| !v.trim().is_empty()) else {
+            return default;
+        };
+        let key = enum_key(v);
+        if let Ok(i) = key.parse::<usize>() {
+            if let Some((_, t)) = options.iter().filter(|(n, _)| !n.starts_with('~')).nth(i) {
+                return *t;
+            }
+        }
+        if let Some((_, t)) = options
+            .iter()
+            .find(|(n, _)| enum_key(n.trim_start_matches('~')) == key)
+        {
+            return *t;
+        }
+        let names: Vec<&str> = options
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| !n.starts_with('~'))
+            .collect();
+        self.add(
+            field,
+            format!("unknown value '{v}'; allowed: {}", names.join(", ")),
+        );
+        default
+    }
+    fn non_negative(&mut self, field: &str, v: f64) -> f64 {
+        if v.is_finite() && v >= 0.0 {
+            v
+        } else {
+            self.add(field, format!("must be a number of at least 0 (got {v})"));
+            0.0
+        }
+    }
+}
+
+/// Converts a Base64NestingRequest (found at JSON path `at`) into an engine problem.
+pub fn to_problem(
+    req: &Base64NestingRequest,
+    default_kind: GeometryKind,
+    at: &str,
+) -> Result<Converted, Vec<FieldError>> {
+    let mut e = Errors(Vec::new());
+    let import = import_options(
+        &mut e,
+        req.geometry_definition_import_settings.as_ref(),
+        &format!("{at}.GeometryDefinitionImportSettings"),
+    );
+    let ns = req.nest_settings.clone().unwrap_or_default();
+    let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"));
+    let mut warnings = Vec::new();
+    if req
+        .assemblies
+        .as_ref()
+        .is_some_and(|a| a.as_array().is_some_and(|v| !v.is_empty()))
+    {
+        e.add(
+            format!("{at}.Assemblies"),
+            "assemblies are not supported yet; send their parts as Parts",
+        );
+    }
+
+    let mut parts = Vec::new();
+    match req.parts.as_deref() {
+        None | Some([]) => e.add(format!("{at}.Parts"), "at least one part is required"),
+        Some(list) => {
+            for (i, p) in list.iter().enumerate() {
+                parts.extend(part(
+                    &mut e,
+                    p,
+                    &format!("{at}.Parts[{i}]"),
+                    i,
+                    default_kind,
+                    &import,
+                    &mut warnings,
+                ));
+            }
+        }
+    }
+    let mut sheets = Vec::new();
+    match req.sheets.as_deref() {
+        None | Some([]) => e.add(format!("{at}.Sheets"), "at least one sheet is required"),
+        Some(list) => {
+            for (j, s) in list.iter().enumerate() {
+                if let Some(s) = sheet(
+                    &mut e,
+                    s,
+                    &format!("{at}.Sheets[{j}]"),
+                    j,
+                    default_kind,
+                    &import,
+                    &mut warnings,
+                ) {
+                    sheets.push(s);
+                }
+            }
+        }
+    }
+    if !e.0.is_empty() {
+        return Err(e.0);
+    }
+    Ok(Converted {
+        problem: Problem {
+            parts,
+            sheets,
+            settings,
+        },
+        warnings,
+        report_intermediate_results: ns.report_intermediate_results,
+    })
+}
+
+fn import_options(e: &mut Errors, s: Option<&ImportSettings>, at: &str) -> ImportOptions {
+    let mut o = ImportOptions::default();
+    let Some(s) = s else { return o };
+    o.units = e.pick(
+        &format!("{at}.MeasurementUnitsOfImportGeometry"),
+        s.measurement_units_of_import_geometry.as_deref(),
+        Units::FromFile,
+        &[
+            ("FromFile", Units::FromFile),
+            ("Millimetres", Units::Millimetres),
+            ("Centimetres", Units::Centimetres),
+            ("Metres", Units::Metres),
+            ("Inches", Units::Inches),
+            ("Feet", Units::Feet),
+            ("~Millimeters", Units::Millimetres),
+            ("~Centimeters", Units::Centimetres),
+            ("~Meters", Units::Metres),
+            ("~mm", Units::Millimetres),
+            ("~cm", Units::Centimetres),
+            ("~m", Units::Metres),
+            ("~in", Units::Inches),
+            ("~ft", Units::Feet),
+        ],
+    );
+    o.from_scale = e.non_negative(&format!("{at}.FromScale"), s.from_scale);
+    o.to_scale = e.non_negative(&format!("{at}.ToScale"), s.to_scale);
+    o.use_all_parts_in_file = s.use_all_parts_in_file.unwrap_or(false);
+    let mut rules = |list: &Option<Vec<ImportLayerAssignment>>, name: &str| -> Vec<LayerRule> {
+        list.iter()
+            .flatten()
+            .enumerate()
+            .map(|(k, a)| {
+                let colour_rgb = a.colour_hex.as_deref().filter(|c| !c.trim().is_empty()).and_then(|c| {
+                    let v = parse_colour(c);
+                    if v.is_none() {
+                        e.add(format!("{at}.{name}[{k}].ColourHex"), format!("'{c}' is not a colour: use RRGGBB hex or an AutoCAD colour index 1-255"));
+                    }
+                    v
+                });
+                let text = |v: &Option<String>| v.as_ref().filter(|t| !t.trim().is_empty()).cloned();
+                LayerRule { layer_name: text(&a.layer_name), colour_rgb, line_type: text(&a.line_type) }
+            })
+            .collect()
+    };
+    o.cut_layers = rules(&s.cut_layers, "CutLayers");
+    o.attach_layers = rules(&s.attach_layers, "AttachLayers");
+    o.ignore_layers = rules(&s.ignore_layers, "IgnoreLayers");
+    o
+}
+
+fn settings(e: &mut Errors, s: &NestSettings, at: &str) -> Settings {
+    let f = |name: &str| format!("{at}.{name}");
+    let run = s.max_run_time_seconds;
+    let max_run_time_s = if run == 0.0 {
+        DEFAULT_RUN_TIME_S
+    } else if run.is_finite() && run > 0.0 && run <= MAX_RUN_TIME_S {
+        run
+    } else {
+        e.add(
+            f("MaxRunTimeSeconds"),
+            format!(
+                "must be between 0 and {MAX_RUN_TIME_S} seconds (0 means {DEFAULT_RUN_TIME_S})"
+            ),
+        );
+        DEFAULT_RUN_TIME_S
+    };
+    let utilisation_target = match s.utilisation_stop_target {
+        None => None,
+        Some(t) if t == 0.0 => None,
+        Some(t) if t > 0.0 && t <= 100.0 => Some(t),
+        Some(t) => {
+            e.add(
+                f("UtilisationStopTarget"),
+                format!("a percentage between 0 and 100 (got {t})"),
+            );
+            None
+        }
+    };
+    if s.nesting_angle_degrees.is_some_and(|a| a != 0.0) {
+        e.add(
+            f("NestingAngleDegrees"),
+            "nesting at an angle is not supported yet; leave it 0 or null",
+        );
+    }
+    if s.maximum_cpu_count < 0 {
+        e.add(f("MaximumCPUCount"), "must be 0 (all cores) or more");
+    }
+    if s.maximum_different_sheet_sizes < 0 {
+        e.add(
+            f("MaximumDifferentSheetSizes"),
+            "must be 0 (no limit) or more",
+        );
+    }
+    let _ = e.pick(
+        &f("RepeatPreference"),
+        s.repeat_preference.as_deref(),
+        (),
+        &[("None", ()), ("Low", ()), ("Medium", ()), ("High", ())],
+    );
+    Settings {
+        part_spacing: e.non_negative(&f("PartSpacing"), s.part_spacing),
+        max_run_time_s,
+        utilisation_target,
+        direction: e.pick(
+            &f("NestingDirection"),
+            s.nesting_direction.as_deref(),
+            Direction::X,
+            &[("X", Direction::X), ("Y", Direction::Y)],
+        ),
+        origin: e.pick(
+            &f("NestingOrigin"),
+            s.nesting_origin.as_deref(),
+            Origin::BottomLeft,
+            &[
+                ("BottomLeft", Origin::BottomLeft),
+                ("TopLeft", Origin::TopLeft),
+                ("TopRight", Origin::TopRight),
+                ("BottomRight", Origin::BottomRight),
+            ],
+        ),
+        objective: e.pick(
+            &f("NestingObjective"),
+            s.nesting_objective.as_deref(),
+            Objective::MaximiseUtilisation,
+            &[
+                ("MaximiseUtilisation", Objective::MaximiseUtilisation),
+                ("MinimiseSheetCount", Objective::MinimiseSheetCount),
+                ("MinimiseLength", Objective::MinimiseLength),
+                ("MinimiseCost", Objective::MinimiseCost),
+                ("~MaximizeUtilization", Objective::MaximiseUtilisation),
+                ("~MinimizeSheetCount", Objective::MinimiseSheetCount),
+                ("~MinimizeLength", Objective::MinimiseLength),
+                ("~MinimizeCost", Objective::MinimiseCost),
+            ],
+        ),
+        inner_loop_fill: e.pick(
+            &f("InnerLoopFillPreference"),
+            s.inner_loop_fill_preference.as_deref(),
+            InnerLoopFill::Allow,
+            &[
+                ("None", InnerLoopFill::None),
+                ("Allow", InnerLoopFill::Allow),
+                ("Prefer", InnerLoopFill::Prefer),
+            ],
+        ),
+        filler_strategy: e.pick(
+            &f("FillerPartsStrategy"),
+            s.filler_parts_strategy.as_deref(),
+            FillerStrategy::None,
+            &[
+                ("None", FillerStrategy::None),
+                ("FillLastSheet", FillerStrategy::FillLastSheet),
+                ("FillAllSheets", FillerStrategy::FillAllSheets),
+            ],
+        ),
+        strict_priorities: s.strict_part_priorities,
+        max_different_sheet_sizes: s.maximum_different_sheet_sizes.max(0) as u32,
+        max_cpu: s.maximum_cpu_count.max(0) as u32,
+        ..Settings::default()
+    }
+}
+
+/// Rotations from AllowableRotation and CustomRotationStepAngle (DESIGN 5.1).
+fn rotations(e: &mut Errors, at: &str, allowable: Option<&str>, custom_step: f64) -> Vec<f64> {
+    let step_field = format!("{at}.CustomRotationStepAngle");
+    let custom = if custom_step == 0.0 {
+        90.0
+    } else if custom_step.is_finite() && custom_step > 0.0 && custom_step <= 360.0 {
+        custom_step
+    } else {
+        e.add(
+            step_field,
+            "must be a step in degrees between 0 and 360 (0 means 90)",
+        );
+        90.0
+    };
+    let field = format!("{at}.AllowableRotation");
+    let raw = allowable.unwrap_or("").trim();
+    let step = match enum_key(raw).as_str() {
+        "" | "any" | "0" => custom,
+        "none" | "1" => 360.0,
+        "rotate180" | "2" => 180.0,
+        "rotate90" | "3" => 90.0,
+        other => match other.parse::<f64>() {
+            Ok(v) if v > 0.0 && v <= 360.0 => v,
+            _ => {
+                e.add(field, format!("unknown value '{raw}'; allowed: Any, None, Rotate180, Rotate90, or a step in degrees"));
+                90.0
+            }
+        },
+    };
+    let n = ((360.0 / step) - 1e-9).floor() as usize + 1;
+    (0..n)
+        .map(|k| k as f64 * step)
+        .filter(|a| *a < 360.0 - 1e-9)
+        .collect()
+}
+
+fn geometry_kind(e: &mut Errors, at: &str, v: Option<&str>, default: GeometryKind) -> GeometryKind {
+    e.pick(
+        &format!("{at}.GeometryDefinitionType"),
+        v,
+        default,
+        &[
+            ("DXF", GeometryKind::Dxf),
+            ("JSON", GeometryKind::Json),
+            ("Parametric", GeometryKind::Parametric),
+        ],
+    )
+}
+
+/// Decodes a base64 field (whitespace and missing padding tolerated) and decompresses it.
+fn decode(e: &mut Errors, field: &str, b64: &str, compression: Compression) -> Option<Vec<u8>> {
+    let cleaned: String = b64.chars().filter(|c| !c.is_whitespace()).collect();
+    let lenient = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let url = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let raw = match lenient.decode(&cleaned).or_else(|_| url.decode(&cleaned)) {
+        Ok(r) => r,
+        Err(err) => {
+            e.add(field, format!("not valid base64 ({err})"));
+            return None;
+        }
+    };
+    match compression.decode(&raw) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            e.add(field, why);
+            None
+        }
+    }
+}
+
+fn compression(e: &mut Errors, at: &str, v: Option<&str>) -> Compression {
+    let field = format!("{at}.GeometryDefinitionCompressionType");
+    match v {
+        None => Compression::None,
+        Some(s) => Compression::parse(s).unwrap_or_else(|| {
+            e.add(
+                field,
+                format!("unknown value '{s}'; allowed: {}", Compression::NAMES),
+            );
+            Compression::None
+        }),
+    }
+}
+
+/// The geometry source of a part or sheet: the base64 field of its kind, decoded.
+fn source(
+    e: &mut Errors,
+    at: &str,
+    kind: GeometryKind,
+    b64: Option<&str>,
+    json_name: &str,
+    json: Option<&str>,
+    comp: Compression,
+) -> Option<(String, Vec<u8>)> {
+    fn present(v: Option<&str>) -> Option<&str> {
+        v.filter(|s| !s.trim().is_empty())
+    }
+    let (field, value, comp) = match kind {
+        GeometryKind::Dxf => ("Base64EncodedGeometryDefinition", present(b64), comp),
+        // JSON and parametric geometry: EncodedPartJson / EncodedSheetJson (base64 of UTF-8 JSON),
+        // or the geometry field when only that is given
+        _ => match present(json) {
+            Some(j) => (json_name, Some(j), Compression::None),
+            None => ("Base64EncodedGeometryDefinition", present(b64), comp),
+        },
+    };
+    let path = format!("{at}.{field}");
+    let Some(value) = value else {
+        e.add(path, "missing: the geometry of this entry is required");
+        return None;
+    };
+    decode(e, &path, value, comp).map(|bytes| (path, bytes))
+}
+
+fn part(
+    e: &mut Errors,
+    p: &Base64Part,
+    at: &str,
+    index: usize,
+    default_kind: GeometryKind,
+    import: &ImportOptions,
+    warnings: &mut Vec<String>,
+) -> Vec<PartSpec> {
+    let before = e.0.len();
+    let id = p
+        .identifier
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| format!("Part{}", index + 1));
+    let name = p
+        .file_name_with_extension
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| id.clone());
+    if p.quantity < 0 || (p.quantity == 0 && p.filler_part_quantity <= 0) {
+        e.add(
+            format!("{at}.Quantity"),
+            format!("must be at least 1 (got {})", p.quantity),
+        );
+    }
+    if p.filler_part_quantity < 0 {
+        e.add(format!("{at}.FillerPartQuantity"), "must be 0 or more");
+    }
+    if p.allowable_tilt != 0.0 {
+        e.add(
+            format!("{at}.AllowableTilt"),
+            "tilting is not supported yet; leave it 0",
+        );
+    }
+    let spacing_override = p
+        .part_spacing_override
+        .map(|v| e.non_negative(&format!("{at}.PartSpacingOverride"), v));
+    let rotations = rotations(
+        e,
+        at,
+        p.allowable_rotation.as_deref(),
+        p.custom_rotation_step_angle,
+    );
+    let kind = geometry_kind(e, at, p.geometry_definition_type.as_deref(), default_kind);
+    let comp = compression(e, at, p.geometry_definition_compression_type.as_deref());
+    let mut opts = import.clone();
+    if !p.initial_rotation_angle_following_import_ccw.is_finite() {
+        e.add(
+            format!("{at}.InitialRotationAngleFollowingImportCCW"),
+            "must be a number of degrees",
+        );
+    } else {
+        opts.initial_rotation_deg = p.initial_rotation_angle_following_import_ccw;
+    }
+    let Some((path, bytes)) = source(
+        e,
+        at,
+        kind,
+        p.base64_encoded_geometry_definition.as_deref(),
+        "EncodedPartJson",
+        p.encoded_part_json.as_deref(),
+        comp,
+    ) else {
+        return vec![];
+    };
+    let imported: Result<Imported, String> = match kind {
+        GeometryKind::Dxf => import_dxf(&name, &bytes, &opts).map_err(|x| x.to_string()),
+        GeometryKind::Json => import_contour_json(&name, &bytes, &opts, Side::Grow).map_err(|x| x.to_string()),
+        GeometryKind::Parametric => serde_json::from_slice::<Parametric>(&bytes)
+            .map_err(|x| format!("{name}: not a parametric shape ({x}); expected {{\"Shape\": \"Rectangle\" | \"Circle\" | \"Ring\" | \"RoundedRectangle\" | \"Polygon\", ...}}"))
+            .and_then(|shape| parametric_part(&name, &shape, &opts).map_err(|x| x.to_string())),
+    };
+    let imported = match imported {
+        Ok(i) => i,
+        Err(why) => {
+            e.add(path, why);
+            return vec![];
+        }
+    };
+    if e.0.len() > before {
+        return vec![];
+    }
+    warnings.extend(imported.warnings);
+    let many = imported.parts.len() > 1;
+    imported
+        .parts
+        .into_iter()
+        .enumerate()
+        .map(|(k, ip)| PartSpec {
+            id: if many {
+                format!("{id}_{}", k + 1)
+            } else {
+                id.clone()
+            },
+            geometry: ip.geometry,
+            quantity: p.quantity.max(0) as u32,
+            rotations: rotations.clone(),
+            allow_mirror: p.allow_mirror,
+            priority: p.priority,
+            spacing_override,
+            nest_as_rectangle: p.nest_as_rectangle,
+            filler_quantity: p.filler_part_quantity.max(0) as u32,
+        })
+        .collect()
+}
+
+fn sheet(
+    e: &mut Errors,
+    s: &Base64Sheet,
+    at: &str,
+    index: usize,
+    default_kind: GeometryKind,
+    import: &ImportOptions,
+    warnings: &mut Vec<String>,
+) -> Option<SheetSpec> {
+    let before = e.0.len();
+    let id = s
+        .identifier
+        .clone()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| format!("Sheet{}", index + 1));
+    if s.quantity < 0 {
+        e.add(
+            format!("{at}.Quantity"),
+            "must be 0 (as many as needed) or more",
+        );
+    }
+    let mut spacing =
+        |name: &str, v: Option<f64>| e.non_negative(&format!("{at}.{name}"), v.unwrap_or(0.0));
+    let (top, left, right, bottom) = (
+        spacing("TopSpacing", s.top_spacing),
+        spacing("LeftSpacing", s.left_spacing),
+        spacing("RightSpacing", s.right_spacing),
+        spacing("BottomSpacing", s.bottom_spacing),
+    );
+    let irregular_spacing = spacing("IrregularSheetSpacing", s.irregular_sheet_spacing);
+    let has_geometry = [&s.base64_encoded_geometry_definition, &s.encoded_sheet_json]
+        .iter()
+        .any(|v| v.as_ref().is_some_and(|t| !t.trim().is_empty()));
+    let shape = if has_geometry {
+        let kind = geometry_kind(e, at, s.geometry_definition_type.as_deref(), default_kind);
+        let comp = compression(e, at, s.geometry_definition_compression_type.as_deref());
+        let (path, bytes) = source(
+            e,
+            at,
+            kind,
+            s.base64_encoded_geometry_definition.as_deref(),
+            "EncodedSheetJson",
+            s.encoded_sheet_json.as_deref(),
+            comp,
+        )?;
+        let name = s
+            .file_name_with_extension
+            .clone()
+            .unwrap_or_else(|| id.clone());
+        let r = match kind {
+            GeometryKind::Json => import_contour_json_sheet(&name, &bytes, import),
+            _ => import_dxf_sheet(&name, &bytes, import),
+        };
+        match r {
+            Ok((shape, w)) => {
+                warnings.extend(w);
+                let b = shape.bbox();
+                SheetShape::Outline(shape.translate(-b.min.x, -b.min.y))
+            }
+            Err(why) => {
+                e.add(path, why.to_string());
+                return None;
+            }
+        }
+    } else {
+        let dim = |e: &mut Errors, name: &str, v: Option<f64>| match v {
+            Some(v) if v.is_finite() && v > 0.0 => v,
+            _ => {
+                e.add(
+                    format!("{at}.{name}"),
+                    "a rectangular sheet needs a positive size (or give the sheet's geometry)",
+                );
+                0.0
+            }
+        };
+        let width = dim(e, "RectangularXDimension", s.rectangular_x_dimension);
+        let height = dim(e, "RectangularYDimension", s.rectangular_y_dimension);
+        SheetShape::Rectangle { width, height }
+    };
+    if e.0.len() > before {
+        return None;
+    }
+    Some(SheetSpec {
+        id,
+        shape,
+        quantity: (s.quantity > 0).then_some(s.quantity as u32),
+        priority: s.priority,
+        top,
+        left,
+        right,
+        bottom,
+        irregular_spacing,
+    })
+}

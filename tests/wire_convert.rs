@@ -1,0 +1,281 @@
+//! Wire requests into engine problems: valid requests convert (and nest), bad ones give
+//! field-level errors with the JSON path of the field and the reason.
+
+use base64::Engine;
+use kerf::nest2d::{nest, CancelHandle, Origin, SheetShape};
+use kerf::wire::*;
+use serde_json::{json, Value};
+use std::io::Write;
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+fn data(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(bytes).unwrap();
+    z.finish().unwrap()
+}
+
+fn good() -> Value {
+    json!({
+        "Request": {
+            "NestSettings": {"PartSpacing": 2, "MaxRunTimeSeconds": 5, "NestingOrigin": "TopLeft"},
+            "GeometryDefinitionImportSettings": {"MeasurementUnitsOfImportGeometry": "Millimetres"},
+            "Parts": [
+                {"Identifier": "bracket", "Base64EncodedGeometryDefinition": b64(&gz(&data("part_1.dxf"))),
+                 "GeometryDefinitionCompressionType": "GZip", "Quantity": 3, "AllowableRotation": "Rotate90"},
+                {"Identifier": "disc", "GeometryDefinitionType": "Parametric",
+                 "EncodedPartJson": b64(br#"{"Shape":"Circle","Diameter":40}"#), "Quantity": 2, "AllowableRotation": "None"},
+                {"Identifier": "tri", "GeometryDefinitionType": "json",
+                 "EncodedPartJson": b64(br#"{"Contours":[{"Vertices":[{"X":0,"Y":0},{"X":30,"Y":0},{"X":0,"Y":30}]}]}"#), "Quantity": 1}
+            ],
+            "Sheets": [{"Identifier": "S1", "RectangularXDimension": 300, "RectangularYDimension": 200, "Quantity": 2}]
+        },
+        "ResultsWebhookUri": "https://example.test/hook"
+    })
+}
+
+fn convert(v: &Value) -> Result<Converted, Vec<FieldError>> {
+    let req: DxfNestingRequest = parse_json(v.to_string().as_bytes()).map_err(|e| vec![e])?;
+    to_problem(
+        &req.request.unwrap_or_default(),
+        GeometryKind::Dxf,
+        "Request",
+    )
+}
+
+#[test]
+fn a_valid_request_converts_and_nests() {
+    let c = convert(&good()).unwrap();
+    let p = &c.problem;
+    assert_eq!(p.parts.len(), 3);
+    assert_eq!(
+        (p.parts[0].id.as_str(), p.parts[0].quantity),
+        ("bracket", 3)
+    );
+    assert_eq!(p.parts[0].rotations, vec![0.0, 90.0, 180.0, 270.0]);
+    assert_eq!(p.parts[1].rotations, vec![0.0]);
+    assert_eq!(
+        p.parts[2].rotations,
+        vec![0.0, 90.0, 180.0, 270.0],
+        "Any with the default 90-degree step"
+    );
+    // conservative flattening: at least the true disc, at most 0.05 mm x perimeter more
+    let (disc, true_area) = (p.parts[1].geometry.area(), std::f64::consts::PI * 400.0);
+    assert!(
+        disc >= true_area && disc <= true_area + 0.05 * std::f64::consts::PI * 40.0,
+        "{disc}"
+    );
+    assert_eq!(p.settings.origin, Origin::TopLeft);
+    assert_eq!(p.settings.part_spacing, 2.0);
+    assert!(
+        matches!(p.sheets[0].shape, SheetShape::Rectangle { width, height } if width == 300.0 && height == 200.0)
+    );
+    assert_eq!(p.sheets[0].quantity, Some(2));
+    let mut problem = c.problem;
+    problem.settings.max_iterations = Some(5);
+    let r = nest(
+        &problem,
+        &kerf_kernels::CpuEvaluator,
+        &CancelHandle::default(),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(r.stats.parts_placed, 6);
+}
+
+#[test]
+fn enum_values_are_lenient() {
+    for (v, want) in [
+        ("top_left", Origin::TopLeft),
+        ("TOP-LEFT", Origin::TopLeft),
+        ("top left", Origin::TopLeft),
+        ("1", Origin::TopLeft),
+        ("BottomRight", Origin::BottomRight),
+    ] {
+        let mut r = good();
+        r["Request"]["NestSettings"]["NestingOrigin"] = json!(v);
+        assert_eq!(convert(&r).unwrap().problem.settings.origin, want, "{v}");
+    }
+    let mut r = good();
+    r["Request"]["Parts"][0]["AllowableRotation"] = json!("45");
+    assert_eq!(convert(&r).unwrap().problem.parts[0].rotations.len(), 8);
+    r["Request"]["Parts"][0]["AllowableRotation"] = json!("Any");
+    r["Request"]["Parts"][0]["CustomRotationStepAngle"] = json!(120.0);
+    assert_eq!(
+        convert(&r).unwrap().problem.parts[0].rotations,
+        vec![0.0, 120.0, 240.0]
+    );
+}
+
+#[test]
+fn bad_requests_name_the_field_and_the_reason() {
+    type Edit = fn(&mut Value);
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (
+            |r| {
+                r["Request"]["Parts"][0]["Base64EncodedGeometryDefinition"] =
+                    json!("***not base64***")
+            },
+            "Request.Parts[0].Base64EncodedGeometryDefinition",
+            "not valid base64",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["GeometryDefinitionCompressionType"] = json!("None"),
+            "Request.Parts[0].Base64EncodedGeometryDefinition",
+            "not a readable DXF",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["GeometryDefinitionCompressionType"] = json!("Rar"),
+            "Request.Parts[0].GeometryDefinitionCompressionType",
+            "allowed: None, GZip, Deflate, Zip",
+        ),
+        (
+            |r| {
+                r["Request"]["Parts"][0]["Base64EncodedGeometryDefinition"] =
+                    json!(b64(&gz(&data("closed_loop_lines_arcs.dxf"))))
+            },
+            "Request.Parts[0].Base64EncodedGeometryDefinition",
+            "self-crossing",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["Base64EncodedGeometryDefinition"] = json!(null),
+            "Request.Parts[0].Base64EncodedGeometryDefinition",
+            "missing",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["Quantity"] = json!(0),
+            "Request.Parts[0].Quantity",
+            "at least 1",
+        ),
+        (
+            |r| r["Request"]["Parts"][1]["AllowableRotation"] = json!("Sideways"),
+            "Request.Parts[1].AllowableRotation",
+            "allowed: Any",
+        ),
+        (
+            |r| r["Request"]["Parts"][1]["EncodedPartJson"] = json!(b64(br#"{"Shape":"Hexagon"}"#)),
+            "Request.Parts[1].EncodedPartJson",
+            "not a parametric shape",
+        ),
+        (
+            |r| r["Request"]["Parts"][2]["GeometryDefinitionType"] = json!("STEP"),
+            "Request.Parts[2].GeometryDefinitionType",
+            "allowed: DXF, JSON, Parametric",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["PartSpacingOverride"] = json!(-1),
+            "Request.Parts[0].PartSpacingOverride",
+            "at least 0",
+        ),
+        (
+            |r| r["Request"]["Parts"] = json!([]),
+            "Request.Parts",
+            "at least one part",
+        ),
+        (
+            |r| r["Request"]["Sheets"][0]["RectangularXDimension"] = json!(0),
+            "Request.Sheets[0].RectangularXDimension",
+            "positive size",
+        ),
+        (
+            |r| r["Request"]["Sheets"][0]["Quantity"] = json!(-2),
+            "Request.Sheets[0].Quantity",
+            "0 (as many as needed)",
+        ),
+        (
+            |r| r["Request"]["NestSettings"]["NestingOrigin"] = json!("Middle"),
+            "Request.NestSettings.NestingOrigin",
+            "allowed: BottomLeft, TopLeft, TopRight, BottomRight",
+        ),
+        (
+            |r| r["Request"]["NestSettings"]["MaxRunTimeSeconds"] = json!(-5),
+            "Request.NestSettings.MaxRunTimeSeconds",
+            "between 0 and",
+        ),
+        (
+            |r| r["Request"]["NestSettings"]["UtilisationStopTarget"] = json!(150),
+            "Request.NestSettings.UtilisationStopTarget",
+            "between 0 and 100",
+        ),
+        (
+            |r| {
+                r["Request"]["GeometryDefinitionImportSettings"]
+                    ["MeasurementUnitsOfImportGeometry"] = json!("Furlongs")
+            },
+            "Request.GeometryDefinitionImportSettings.MeasurementUnitsOfImportGeometry",
+            "allowed: FromFile",
+        ),
+        (
+            |r| {
+                r["Request"]["GeometryDefinitionImportSettings"]["CutLayers"] =
+                    json!([{"ColourHex": "purple"}])
+            },
+            "Request.GeometryDefinitionImportSettings.CutLayers[0].ColourHex",
+            "not a colour",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["Quantity"] = json!("three"),
+            "Request.Parts[0].Quantity",
+            "invalid type",
+        ),
+        (
+            |r| r["Request"]["Sheets"] = json!({"Identifier": "x"}),
+            "Request.Sheets",
+            "invalid type",
+        ),
+    ];
+    for (edit, field, reason) in cases {
+        let mut r = good();
+        edit(&mut r);
+        let errs = convert(&r).expect_err(field);
+        assert!(
+            errs.iter()
+                .any(|e| e.field == field && e.message.contains(reason)),
+            "expected {field}: ...{reason}...; got {errs:?}"
+        );
+    }
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let mut r = good();
+    r["Request"]["Parts"][0]["Quantity"] = json!(-1);
+    r["Request"]["Parts"][2]["EncodedPartJson"] = json!("%%%");
+    r["Request"]["NestSettings"]["NestingDirection"] = json!("Z");
+    let errs = convert(&r).unwrap_err();
+    let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+    for f in [
+        "Request.Parts[0].Quantity",
+        "Request.Parts[2].EncodedPartJson",
+        "Request.NestSettings.NestingDirection",
+    ] {
+        assert!(fields.contains(&f), "{f} missing from {fields:?}");
+    }
+}
+
+#[test]
+fn malformed_json_names_the_place() {
+    let e = parse_json::<DxfNestingRequest>(br#"{"Request": {"Parts": [ }"#).unwrap_err();
+    assert!(e.message.contains("line 1"), "{e}");
+    let e =
+        parse_json::<DxfNestingRequest>(br#"{"AutomaticallyStartNesting": "yes"}"#).unwrap_err();
+    assert_eq!(e.field, "AutomaticallyStartNesting");
+}
+
+#[test]
+fn irregular_sheet_from_dxf() {
+    let mut r = good();
+    r["Request"]["Sheets"] = json!([{"Identifier": "frame", "Base64EncodedGeometryDefinition": b64(&data("frame_with_hole_r12.dxf")), "Quantity": 1}]);
+    let c = convert(&r).unwrap();
+    match &c.problem.sheets[0].shape {
+        SheetShape::Outline(s) => {
+            assert_eq!(s.holes().len(), 1, "the hole is a defect");
+            assert!((s.area() - 7200.0).abs() < 1e-6);
+        }
+        other => panic!("{other:?}"),
+    }
+}
