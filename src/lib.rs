@@ -7,4 +7,5 @@ pub mod export;
 pub mod geometry;
 pub mod lenient;
 pub mod nest2d;
+pub mod store;
 pub mod wire;
