@@ -8,4 +8,5 @@ pub mod geometry;
 pub mod lenient;
 pub mod nest2d;
 pub mod store;
+pub mod webhook;
 pub mod wire;

@@ -279,3 +279,38 @@ fn irregular_sheet_from_dxf() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_webhook_must_be_absolute_https_unless_results_stream_over_the_hub() {
+    let submit = |v: &Value| {
+        to_submission(
+            &parse_json::<DxfNestingRequest>(v.to_string().as_bytes()).unwrap(),
+            GeometryKind::Dxf,
+        )
+    };
+    assert_eq!(
+        submit(&good()).unwrap().webhook.unwrap().as_str(),
+        "https://example.test/hook"
+    );
+    for (uri, why) in [
+        (json!("http://example.test/hook"), "https"),
+        (json!("/hook"), "absolute"),
+        (json!(null), "missing"),
+    ] {
+        let mut r = good();
+        r["ResultsWebhookUri"] = uri;
+        let errs = submit(&r).unwrap_err();
+        assert!(
+            errs.iter()
+                .any(|e| e.field == "ResultsWebhookUri" && e.message.contains(why)),
+            "{errs:?}"
+        );
+    }
+    let mut r = good();
+    r["ResultsWebhookUri"] = json!(null);
+    r["AutomaticallyStartNesting"] = json!(false);
+    let s = submit(&r).unwrap();
+    assert!(!s.start_now && s.webhook.is_none());
+    let errs = submit(&json!({"ResultsWebhookUri": "https://example.test/h"})).unwrap_err();
+    assert!(errs.iter().any(|e| e.field == "Request"), "{errs:?}");
+}

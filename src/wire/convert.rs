@@ -675,3 +675,66 @@ fn sheet(
         irregular_spacing,
     })
 }
+
+/// A validated 2D submission: the problem, where results go, and whether it starts at once.
+#[derive(Debug)]
+pub struct Submission {
+    pub converted: Converted,
+    pub webhook: Option<url::Url>,
+    pub start_now: bool,
+}
+
+/// Validates a DxfNestingRequest (or its /geometry and /parametric forms): the request itself,
+/// and ResultsWebhookUri, an absolute HTTPS URL, required unless AutomaticallyStartNesting is
+/// false (then results stream over the hub).
+pub fn to_submission(
+    req: &DxfNestingRequest,
+    default_kind: GeometryKind,
+) -> Result<Submission, Vec<FieldError>> {
+    let start_now = req.automatically_start_nesting.unwrap_or(true);
+    let mut errors = Vec::new();
+    let webhook = match req
+        .results_webhook_uri
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    {
+        Some(u) => match crate::webhook::parse_target(u) {
+            Ok(url) => Some(url),
+            Err(why) => {
+                errors.push(FieldError {
+                    field: "ResultsWebhookUri".into(),
+                    message: why,
+                });
+                None
+            }
+        },
+        None if start_now => {
+            errors.push(FieldError {
+                field: "ResultsWebhookUri".into(),
+                message: "missing: an absolute HTTPS URL is required".into(),
+            });
+            None
+        }
+        None => None,
+    };
+    let converted = match &req.request {
+        Some(r) => to_problem(r, default_kind, "Request")
+            .map_err(|e| errors.extend(e))
+            .ok(),
+        None => {
+            errors.push(FieldError {
+                field: "Request".into(),
+                message: "missing: parts, sheets and settings are required".into(),
+            });
+            None
+        }
+    };
+    match converted {
+        Some(converted) if errors.is_empty() => Ok(Submission {
+            converted,
+            webhook,
+            start_now,
+        }),
+        _ => Err(errors),
+    }
+}

@@ -4,5 +4,7 @@
 pub mod convert;
 pub mod types;
 
-pub use convert::{parse_json, to_problem, Converted, FieldError, GeometryKind};
+pub use convert::{
+    parse_json, to_problem, to_submission, Converted, FieldError, GeometryKind, Submission,
+};
 pub use types::*;
