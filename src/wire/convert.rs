@@ -193,27 +193,22 @@ pub fn to_problem(
 fn import_options(e: &mut Errors, s: Option<&ImportSettings>, at: &str) -> ImportOptions {
     let mut o = ImportOptions::default();
     let Some(s) = s else { return o };
-    o.units = e.pick(
-        &format!("{at}.MeasurementUnitsOfImportGeometry"),
-        s.measurement_units_of_import_geometry.as_deref(),
-        Units::FromFile,
-        &[
-            ("FromFile", Units::FromFile),
-            ("Millimetres", Units::Millimetres),
-            ("Centimetres", Units::Centimetres),
-            ("Metres", Units::Metres),
-            ("Inches", Units::Inches),
-            ("Feet", Units::Feet),
-            ("~Millimeters", Units::Millimetres),
-            ("~Centimeters", Units::Centimetres),
-            ("~Meters", Units::Metres),
-            ("~mm", Units::Millimetres),
-            ("~cm", Units::Centimetres),
-            ("~m", Units::Metres),
-            ("~in", Units::Inches),
-            ("~ft", Units::Feet),
-        ],
-    );
+    let units_field = format!("{at}.MeasurementUnitsOfImportGeometry");
+    o.units = match s
+        .measurement_units_of_import_geometry
+        .as_deref()
+        .filter(|v| !v.trim().is_empty())
+    {
+        None => Units::FromFile,
+        Some(v) => Units::parse(v).unwrap_or_else(|| {
+            let names: Vec<String> = Units::ALL.iter().map(|u| u.to_string()).collect();
+            e.add(
+                units_field,
+                format!("unknown value '{v}'; allowed: {}", names.join(", ")),
+            );
+            Units::FromFile
+        }),
+    };
     o.from_scale = e.non_negative(&format!("{at}.FromScale"), s.from_scale);
     o.to_scale = e.non_negative(&format!("{at}.ToScale"), s.to_scale);
     o.use_all_parts_in_file = s.use_all_parts_in_file.unwrap_or(false);
