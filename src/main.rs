@@ -144,8 +144,8 @@ fn bench_esicup(
     std::fs::create_dir_all(out)?;
     let eval = kerf_kernels::CpuEvaluator;
     println!(
-        "{:<10} {:>6} {:>9} {:>12} {:>8}  {}",
-        "instance", "parts", "density%", "used_length", "seconds", "check"
+        "{:<10} {:>6} {:>9} {:>12} {:>8}  check",
+        "instance", "parts", "density%", "used_length", "seconds"
     );
     let mut densities = Vec::new();
     let mut failed = false;

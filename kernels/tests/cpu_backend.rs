@@ -136,3 +136,47 @@ fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn overlap_map_matches_brute_force() {
+    let mut rng = Rng(7);
+    let cpu = CpuEvaluator;
+    for _ in 0..30 {
+        let part = random_raster(&mut rng, 7);
+        let others: Vec<(PartRaster, i32, i32, u32)> = (0..3)
+            .map(|_| {
+                (
+                    random_raster(&mut rng, 7),
+                    rng.below(12) as i32,
+                    rng.below(12) as i32,
+                    1 + rng.below(300) as u32,
+                )
+            })
+            .collect();
+        let placed: Vec<Placed> = others
+            .iter()
+            .map(|(r, x, y, w)| Placed {
+                raster: r,
+                x: *x,
+                y: *y,
+                weight: *w,
+            })
+            .collect();
+        let b = Bounds {
+            x_lo: -3,
+            x_hi: 14,
+            y_lo: -2,
+            y_hi: 13,
+        };
+        let map = cpu.overlap_map(&part, b, &placed);
+        assert_eq!(map.len(), 18 * 16);
+        for (k, v) in map.iter().enumerate() {
+            let (x, y) = (b.x_lo + (k % 18) as i32, b.y_lo + (k / 18) as i32);
+            let want: u64 = others
+                .iter()
+                .map(|(r, ox, oy, w)| brute_overlap(&part, x, y, r, *ox, *oy) * *w as u64)
+                .sum();
+            assert_eq!(*v, want, "at ({x},{y})");
+        }
+    }
+}

@@ -22,22 +22,7 @@ fn with_qty(arg: &str, what: &str) -> Result<(String, Option<u32>)> {
 
 /// Parses `--rotation`: Any (90-degree steps), None, Rotate90, Rotate180, or a step in degrees.
 pub fn rotations(spec: &str) -> Result<Vec<f64>> {
-    let k = spec.to_ascii_lowercase().replace(['_', '-', ' '], "");
-    let step = match k.as_str() {
-        "any" | "rotate90" => 90.0,
-        "none" => 360.0,
-        "rotate180" => 180.0,
-        other => other.parse::<f64>().map_err(|_| {
-            anyhow!("--rotation '{spec}': use Any, None, Rotate90, Rotate180 or a step in degrees")
-        })?,
-    };
-    if !(step > 0.0 && step <= 360.0) {
-        bail!("--rotation '{spec}': the step must be between 0 and 360 degrees");
-    }
-    Ok((0..((360.0 / step).round().max(1.0) as u32))
-        .map(|i| i as f64 * step)
-        .filter(|a| *a < 360.0 - 1e-9)
-        .collect())
+    crate::nest2d::rotation_set(spec, 90.0).map_err(|why| anyhow!("--rotation '{spec}': {why}"))
 }
 
 pub struct NestArgs {

@@ -23,7 +23,7 @@ pub fn aci_to_rgb(i: u8) -> u32 {
             let hue = ((i as u32 / 10) - 1) as f64 * 15.0;
             let level = (i % 10) / 2;
             let v = [255.0, 165.0, 127.0, 76.0, 38.0][level as usize];
-            let s = if i % 2 == 0 { 1.0 } else { 0.5 };
+            let s = if i.is_multiple_of(2) { 1.0 } else { 0.5 };
             hsv(hue, s, v)
         }
     }

@@ -42,18 +42,7 @@ pub enum Side {
 
 impl Piece {
     pub fn circle(center: Point, r: f64) -> Piece {
-        Piece::Conic {
-            map: Affine {
-                a: r,
-                b: 0.0,
-                c: 0.0,
-                d: r,
-                tx: center.x,
-                ty: center.y,
-            },
-            t0: 0.0,
-            sweep: TAU,
-        }
+        Piece::arc(center, r, 0.0, TAU)
     }
     pub fn arc(center: Point, r: f64, start_rad: f64, sweep_rad: f64) -> Piece {
         Piece::Conic {

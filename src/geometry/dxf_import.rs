@@ -59,7 +59,7 @@ pub fn collect(drawing: &Drawing, opts: &ImportOptions) -> Collected {
     let layers = drawing
         .layers()
         .map(|l| {
-            let rgb = l.color.index().map(|i| aci_to_rgb(i)).unwrap_or(0xFFFFFF);
+            let rgb = l.color.index().map(aci_to_rgb).unwrap_or(0xFFFFFF);
             (l.name.to_ascii_uppercase(), (rgb, l.line_type_name.clone()))
         })
         .collect();
@@ -322,8 +322,7 @@ impl<'a> Ctx<'a> {
                 }
             }
             other => {
-                let name = entity_name(other);
-                self.skip(&name);
+                self.skip(entity_name(other));
                 return;
             }
         }
@@ -364,21 +363,50 @@ fn max_scale(t: &Affine) -> f64 {
     (t.a.hypot(t.c)).max(t.b.hypot(t.d))
 }
 
-fn entity_name(e: &EntityType) -> String {
-    let dbg = format!("{e:?}");
-    let name: String = dbg.chars().take_while(|c| c.is_alphanumeric()).collect();
-    match name.as_str() {
-        "Text" => "TEXT".into(),
-        "MText" => "MTEXT".into(),
-        "Solid" => "SOLID".into(),
-        "RotatedDimension"
-        | "RadialDimension"
-        | "DiameterDimension"
-        | "AngularThreePointDimension"
-        | "OrdinateDimension" => "DIMENSION".into(),
-        "ModelPoint" => "POINT".into(),
-        "Leader" => "LEADER".into(),
-        "Attribute" | "AttributeDefinition" => "ATTRIB".into(),
-        other => other.to_ascii_uppercase(),
+/// The DXF name of an entity type, for the list of skipped entities.
+fn entity_name(e: &EntityType) -> &'static str {
+    use EntityType as E;
+    match e {
+        E::Face3D(_) => "3DFACE",
+        E::Solid3D(_) => "3DSOLID",
+        E::ProxyEntity(_) => "ACAD_PROXY_ENTITY",
+        E::Arc(_) => "ARC",
+        E::ArcAlignedText(_) => "ARCALIGNEDTEXT",
+        E::AttributeDefinition(_) | E::Attribute(_) => "ATTRIB",
+        E::Body(_) => "BODY",
+        E::Circle(_) => "CIRCLE",
+        E::RotatedDimension(_)
+        | E::RadialDimension(_)
+        | E::DiameterDimension(_)
+        | E::AngularThreePointDimension(_)
+        | E::OrdinateDimension(_) => "DIMENSION",
+        E::Ellipse(_) => "ELLIPSE",
+        E::Helix(_) => "HELIX",
+        E::Image(_) => "IMAGE",
+        E::Insert(_) => "INSERT",
+        E::Leader(_) => "LEADER",
+        E::Light(_) => "LIGHT",
+        E::Line(_) => "LINE",
+        E::LwPolyline(_) => "LWPOLYLINE",
+        E::MLine(_) => "MLINE",
+        E::MText(_) => "MTEXT",
+        E::OleFrame(_) | E::Ole2Frame(_) => "OLEFRAME",
+        E::ModelPoint(_) => "POINT",
+        E::Polyline(_) => "POLYLINE",
+        E::Ray(_) => "RAY",
+        E::Region(_) => "REGION",
+        E::RText(_) => "RTEXT",
+        E::Section(_) => "SECTION",
+        E::Seqend(_) => "SEQEND",
+        E::Shape(_) => "SHAPE",
+        E::Solid(_) => "SOLID",
+        E::Spline(_) => "SPLINE",
+        E::Text(_) => "TEXT",
+        E::Tolerance(_) => "TOLERANCE",
+        E::Trace(_) => "TRACE",
+        E::DgnUnderlay(_) | E::DwfUnderlay(_) | E::PdfUnderlay(_) => "UNDERLAY",
+        E::Vertex(_) => "VERTEX",
+        E::Wipeout(_) => "WIPEOUT",
+        E::XLine(_) => "XLINE",
     }
 }

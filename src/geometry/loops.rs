@@ -45,9 +45,9 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
     let mut loops = Vec::new();
     let mut open: Vec<Piece> = Vec::new();
     for p in dedup(pieces) {
-        if p.is_closed_loop() {
-            loops.push(Loop { pieces: vec![p] });
-        } else if p.start().dist(p.end()) <= tol && !matches!(p, Piece::Line { .. }) {
+        // a full circle or closed path, or a curve whose own ends meet, is a loop by itself
+        let self_closing = p.start().dist(p.end()) <= tol && !matches!(p, Piece::Line { .. });
+        if p.is_closed_loop() || self_closing {
             loops.push(Loop { pieces: vec![p] });
         } else if p.start().dist(p.end()) > 1e-12 {
             open.push(p);
@@ -238,7 +238,7 @@ pub fn nest_loops(loops: Vec<Loop>, source_name: &str) -> Result<Vec<Outline>, I
     let mut index_of: HashMap<usize, usize> = HashMap::new();
     for &i in &order {
         let ccw = areas[i] > 0.0;
-        if depth[i] % 2 == 0 {
+        if depth[i].is_multiple_of(2) {
             let outer = if ccw {
                 loops[i].clone()
             } else {

@@ -87,6 +87,17 @@ impl FilledSheet {
     fn nudge(&self, k: usize) -> Point {
         self.nudges.get(k).copied().unwrap_or_default()
     }
+
+    /// Extent of the parts along the fill direction, from the sheet's start (exact, nudges included).
+    fn used_length(&self) -> f64 {
+        self.placed
+            .iter()
+            .enumerate()
+            .map(|(k, (it, p))| {
+                self.table[it.part][p.orient].right_edge(self.area.cell, p.gx) + self.nudge(k).x
+            })
+            .fold(0.0, f64::max)
+    }
 }
 
 pub fn nest(
@@ -202,8 +213,8 @@ fn fill_sheets(
     deadline: Instant,
 ) -> Option<(Vec<FilledSheet>, Vec<(Item, String)>)> {
     let s = &problem.settings;
-    let (cell, margin) = (res.cell, res.margin);
     let orients: &[Vec<Oriented>] = &res.table;
+    let (cell, margin) = (res.cell, res.margin);
     let mut items: Vec<Item> = Vec::new();
     for (pi, p) in problem.parts.iter().enumerate() {
         for k in 0..p.quantity {
@@ -238,24 +249,32 @@ fn fill_sheets(
     let mut remaining_qty: Vec<Option<u32>> = problem.sheets.iter().map(|s| s.quantity).collect();
     let mut sizes_used: Vec<(u64, u64)> = Vec::new();
 
+    // each sheet's frame and usable area, built once (an irregular sheet's costs a raster)
+    let areas: Vec<(Frame, SheetArea)> = problem
+        .sheets
+        .iter()
+        .enumerate()
+        .map(|(si, sh)| {
+            let (w, h) = sh.extent();
+            let frame = Frame::new(s.direction, s.origin, w, h);
+            let area = sheet_area(problem, si, &frame, cell, margin);
+            (frame, area)
+        })
+        .collect();
+    let part_fits: Vec<bool> = orients
+        .iter()
+        .map(|os| {
+            areas
+                .iter()
+                .any(|(_, a)| os.iter().any(|o| a.bounds(o, f64::INFINITY).is_some()))
+        })
+        .collect();
     let mut filled: Vec<FilledSheet> = Vec::new();
-    let mut pending: Vec<Item> = items.clone();
+    let mut pending: Vec<Item> = items;
     let mut unplaced: Vec<(Item, String)> = Vec::new();
     // parts that fit no sheet type in any orientation are unplaced at once
     pending.retain(|it| {
-        let fits = problem.sheets.iter().enumerate().any(|(si, sh)| {
-            let (w, h) = sh.extent();
-            let a = sheet_area(
-                problem,
-                si,
-                &Frame::new(s.direction, s.origin, w, h),
-                cell,
-                margin,
-            );
-            orients[it.part]
-                .iter()
-                .any(|o| a.bounds(o, f64::INFINITY).is_some())
-        });
+        let fits = part_fits[it.part];
         if !fits {
             unplaced.push((
                 *it,
@@ -279,8 +298,7 @@ fn fill_sheets(
             {
                 continue;
             }
-            let frame = Frame::new(s.direction, s.origin, w, h);
-            let area = sheet_area(problem, si, &frame, cell, margin);
+            let (frame, area) = areas[si].clone();
             let candidates: Vec<Item> = if s.strict_priorities {
                 pending
                     .iter()
@@ -422,7 +440,7 @@ fn compact_last_sheet(
     let share_sum: f64 = phases.iter().map(|p| p.1).sum();
     let mut elapsed_share = 0.0;
     // best so far, over all phases and threads: (length, layout)
-    let best: Mutex<(f64, FilledSheet)> = Mutex::new((used_length(&last), last.clone()));
+    let best: Mutex<(f64, FilledSheet)> = Mutex::new((last.used_length(), last.clone()));
     for (k, &(factor, share)) in phases.iter().enumerate() {
         elapsed_share += share / share_sum;
         let phase_deadline = phase_start + total.mul_f64(elapsed_share);
@@ -459,7 +477,7 @@ fn compact_last_sheet(
                 Some(p) => p,
                 None => continue,
             }
-        } else if k == 0 || (res.cell - last.area.cell).abs() <= 1e-12 * res.cell {
+        } else if k == 0 {
             last.placed.iter().map(|p| p.1).collect()
         } else {
             rebase(&best.lock().unwrap().1, &res, &area)
@@ -539,20 +557,13 @@ fn compact_last_sheet(
                             }
                         }
                     };
-                    report(&c.poses().to_vec(), c.used_length());
+                    report(c.poses(), c.used_length());
                     c.compact(budget, report);
                 });
             }
         });
     }
     best.into_inner().unwrap().1
-}
-
-fn used_length(fs: &FilledSheet) -> f64 {
-    fs.placed
-        .iter()
-        .map(|(it, p)| fs.table[it.part][p.orient].right_edge(fs.area.cell, p.gx))
-        .fold(0.0, f64::max)
 }
 
 /// Moves a layout onto another resolution: each part keeps its orientation and its exact place
@@ -878,20 +889,13 @@ fn build_result(
                 }
             })
             .collect();
-        placements.sort_by(|a, b| (a.part, a.instance).cmp(&(b.part, b.instance)));
+        placements.sort_by_key(|a| (a.part, a.instance));
         let part_area: f64 = placements
             .iter()
             .map(|p| problem.parts[p.part].geometry.area())
             .sum();
         // used length along the fill direction, from the sheet's start
-        let used = fs
-            .placed
-            .iter()
-            .enumerate()
-            .map(|(k, (it, pose))| {
-                fs.table[it.part][pose.orient].right_edge(fs.area.cell, pose.gx) + fs.nudge(k).x
-            })
-            .fold(0.0, f64::max);
+        let used = fs.used_length();
         let (cl, ch) = fs.frame.extent(w, h);
         let is_last = fi + 1 == filled.len();
         // the last sheet counts only its used length; full sheets count whole

@@ -244,3 +244,32 @@ pub struct NestResult {
     /// The evaluation backend that ran the search.
     pub engine: String,
 }
+
+/// The rotations an AllowableRotation value allows (DESIGN 5.1): `Any` (every `step` degrees),
+/// `None`, `Rotate180`, `Rotate90`, their indices 0 to 3, or a step in degrees. Lenient about
+/// case, `_`, `-` and spaces. The error says what is allowed.
+pub fn rotation_set(allowable: &str, step: f64) -> Result<Vec<f64>, String> {
+    let step = match crate::lenient::enum_key(allowable).as_str() {
+        "" | "any" | "0" => step,
+        "none" | "1" => 360.0,
+        "rotate180" | "2" => 180.0,
+        "rotate90" | "3" => 90.0,
+        other => other.parse::<f64>().map_err(|_| {
+            format!(
+                "unknown value '{}'; allowed: Any, None, Rotate180, Rotate90, or a step in degrees",
+                allowable.trim()
+            )
+        })?,
+    };
+    if !(step > 0.0 && step <= 360.0) {
+        return Err(format!(
+            "the rotation step must be between 0 and 360 degrees (got {step})"
+        ));
+    }
+    // every multiple of the step below a full turn
+    let n = ((360.0 / step) - 1e-9).floor() as usize + 1;
+    Ok((0..n)
+        .map(|k| k as f64 * step)
+        .filter(|a| *a < 360.0 - 1e-9)
+        .collect())
+}

@@ -176,10 +176,9 @@ impl Budget<'_> {
     fn past_deadline(&self) -> bool {
         self.stopped() || Instant::now() >= self.deadline
     }
+    /// Past the deadline, stopped, or out of rounds (checked between strikes).
     fn over(&self, rounds: u64) -> bool {
-        self.stopped()
-            || Instant::now() >= self.deadline
-            || self.max_rounds.is_some_and(|m| rounds >= m)
+        self.past_deadline() || self.max_rounds.is_some_and(|m| rounds >= m)
     }
 }
 
@@ -194,7 +193,8 @@ pub struct Compactor<'a> {
     blocked_overlap: Vec<u64>,
     weights: Vec<u32>,
     rng: Rng,
-    pub rounds: u64,
+    /// Strikes run so far (the deterministic budget `Budget::max_rounds` counts these).
+    rounds: u64,
 }
 
 /// Weight of the sheet's blocked cells: never worth covering.
@@ -221,10 +221,38 @@ impl<'a> Compactor<'a> {
             rng: Rng::new(seed),
             rounds: 0,
         };
-        for i in 0..n {
-            c.refresh(i);
-        }
+        c.refresh_all();
         c
+    }
+
+    /// Recomputes every pair's overlap (each pair once) after many poses changed.
+    fn refresh_all(&mut self) {
+        let n = self.poses.len();
+        for i in 0..n {
+            let (pi, ri) = (self.poses[i], self.raster(i));
+            for j in (i + 1)..n {
+                let pj = self.poses[j];
+                let v = pair_overlap(ri, pi.gx, pi.gy, self.raster(j), pj.gx, pj.gy);
+                self.overlap[i * n + j] = v;
+                self.overlap[j * n + i] = v;
+            }
+            self.blocked_overlap[i] = self.blocked_cells_under(i);
+        }
+    }
+
+    fn blocked_cells_under(&self, i: usize) -> u64 {
+        let p = self.poses[i];
+        match &self.area.blocked {
+            Some(b) => pair_overlap(
+                self.raster(i),
+                p.gx,
+                p.gy,
+                b,
+                -self.area.margin,
+                -self.area.margin,
+            ),
+            None => 0,
+        }
     }
 
     pub fn poses(&self) -> &[Pose] {
@@ -259,10 +287,7 @@ impl<'a> Compactor<'a> {
             self.overlap[i * n + j] = v;
             self.overlap[j * n + i] = v;
         }
-        self.blocked_overlap[i] = match &self.area.blocked {
-            Some(b) => pair_overlap(ri, pi.gx, pi.gy, b, -self.area.margin, -self.area.margin),
-            None => 0,
-        };
+        self.blocked_overlap[i] = self.blocked_cells_under(i);
     }
 
     fn item_cost(&self, i: usize) -> u64 {
@@ -304,11 +329,7 @@ impl<'a> Compactor<'a> {
     fn move_item(&mut self, i: usize, length: f64) -> bool {
         let current = self.item_cost(i);
         let cur = self.poses[i];
-        let mut best: (u64, i32, Pose) = (
-            current,
-            self.items[i][cur.orient].right_edge(self.area.cell, cur.gx) as i32,
-            cur,
-        );
+        let mut best: (u64, Pose) = (current, cur);
         let others = self.others(i);
         let mut candidates: Vec<(u64, Pose)> = Vec::new();
         for (oi, o) in self.items[i].iter().enumerate() {
@@ -341,15 +362,15 @@ impl<'a> Compactor<'a> {
                 }
             }
         }
+        // lower cost wins; at equal cost the first candidate stays (the lines through the part's
+        // own place come first, so ties keep moves short)
         for (v, p) in candidates {
-            let edge = self.items[i][p.orient].right_edge(self.area.cell, p.gx) as i32;
-            // lower cost wins; at equal cost prefer the pose further left (it compacts)
-            if v < best.0 || (v == best.0 && v < current && edge < best.1) {
-                best = (v, edge, p);
+            if v < best.0 {
+                best = (v, p);
             }
         }
-        if best.2 != cur && best.0 < current {
-            self.poses[i] = best.2;
+        if best.1 != cur && best.0 < current {
+            self.poses[i] = best.1;
             self.refresh(i);
             true
         } else {
@@ -435,9 +456,7 @@ impl<'a> Compactor<'a> {
                 };
             }
         }
-        for i in 0..self.poses.len() {
-            self.refresh(i);
-        }
+        self.refresh_all();
     }
 
     /// Swaps the places of two random parts of different shapes (each keeps its orientation,
@@ -485,20 +504,14 @@ impl<'a> Compactor<'a> {
                     self.poses[i].gy = self.poses[i].gy.clamp(b.y_lo, b.y_hi);
                 }
             }
-            for i in 0..self.poses.len() {
-                self.refresh(i);
-            }
+            self.refresh_all();
         }
         false
     }
 
     /// Shrinks the used length until the budget runs out. `on_better(poses, length)` is called
-    /// with each feasible shorter layout. Returns the best feasible poses and their length.
-    pub fn compact(
-        &mut self,
-        budget: &Budget,
-        mut on_better: impl FnMut(&[Pose], f64),
-    ) -> (Vec<Pose>, f64) {
+    /// with each feasible shorter layout; afterwards the compactor holds the best one.
+    pub fn compact(&mut self, budget: &Budget, mut on_better: impl FnMut(&[Pose], f64)) {
         let mut best = self.poses.clone();
         let mut best_len = self.used_length();
         // the layout shrinking starts from: the best, or an equally long variant of it
@@ -507,7 +520,6 @@ impl<'a> Compactor<'a> {
         let cell = self.area.cell;
         let mut ratio: f64 = 0.01;
         let min_step = cell;
-        let mut failures_at_min = 0;
         while !budget.over(self.rounds) {
             let step = (current_len * ratio).max(min_step);
             let target = current_len - step;
@@ -525,27 +537,20 @@ impl<'a> Compactor<'a> {
                     on_better(&best, best_len);
                 }
                 ratio = (ratio * 1.2).min(0.02);
-                failures_at_min = 0;
             } else if ratio * current_len > min_step * 1.5 {
                 ratio *= 0.5;
             } else {
-                failures_at_min += 1;
-                if failures_at_min >= 1 {
-                    // stuck: look for another layout of the same length by swapping two parts
-                    failures_at_min = 0;
-                    self.poses.clone_from(&current);
-                    if self.swap_two(current_len) && self.separate(current_len, budget) {
-                        current.clone_from(&self.poses);
-                        current_len = self.used_length();
-                        ratio = 0.005;
-                    }
+                // stuck at the smallest step: look for another layout of the same length by
+                // swapping two parts, and shrink from that one
+                self.poses.clone_from(&current);
+                if self.swap_two(current_len) && self.separate(current_len, budget) {
+                    current.clone_from(&self.poses);
+                    current_len = self.used_length();
+                    ratio = 0.005;
                 }
             }
         }
-        self.poses.clone_from(&best);
-        for i in 0..self.poses.len() {
-            self.refresh(i);
-        }
-        (best, best_len)
+        self.poses = best;
+        self.refresh_all();
     }
 }

@@ -70,7 +70,8 @@ impl Errors {
         });
     }
     /// Parses a lenient enumeration (DESIGN 5.1): name in any case, without `_`, `-` or spaces,
-    /// or the value's integer index. Unknown values list the allowed ones.
+    /// or the value's integer index. Unknown values list the allowed ones. An option whose name
+    /// starts with `~` is an alias (another spelling): accepted, but neither listed nor indexed.
     fn pick<T: Copy>(
         &mut self,
         field: &str,
@@ -127,8 +128,8 @@ pub fn to_problem(
         &format!("{at}.GeometryDefinitionImportSettings"),
     );
     let ns = req.nest_settings.clone().unwrap_or_default();
-    let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"));
     let mut warnings = Vec::new();
+    let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"), &mut warnings);
     if req
         .assemblies
         .as_ref()
@@ -235,7 +236,7 @@ fn import_options(e: &mut Errors, s: Option<&ImportSettings>, at: &str) -> Impor
     o
 }
 
-fn settings(e: &mut Errors, s: &NestSettings, at: &str) -> Settings {
+fn settings(e: &mut Errors, s: &NestSettings, at: &str, warnings: &mut Vec<String>) -> Settings {
     let f = |name: &str| format!("{at}.{name}");
     let run = s.max_run_time_seconds;
     let max_run_time_s = if run == 0.0 {
@@ -278,12 +279,23 @@ fn settings(e: &mut Errors, s: &NestSettings, at: &str) -> Settings {
             "must be 0 (no limit) or more",
         );
     }
-    let _ = e.pick(
+    let repeat = e.pick(
         &f("RepeatPreference"),
         s.repeat_preference.as_deref(),
-        (),
-        &[("None", ()), ("Low", ()), ("Medium", ()), ("High", ())],
+        "None",
+        &[
+            ("None", "None"),
+            ("Low", "Low"),
+            ("Medium", "Medium"),
+            ("High", "High"),
+        ],
     );
+    if repeat != "None" {
+        warnings.push(format!(
+            "{}: {repeat} is accepted but not used yet: identical sheet layouts are grouped only when they come out identical",
+            f("RepeatPreference")
+        ));
+    }
     Settings {
         part_spacing: e.non_negative(&f("PartSpacing"), s.part_spacing),
         max_run_time_s,
@@ -361,26 +373,10 @@ fn rotations(e: &mut Errors, at: &str, allowable: Option<&str>, custom_step: f64
         );
         90.0
     };
-    let field = format!("{at}.AllowableRotation");
-    let raw = allowable.unwrap_or("").trim();
-    let step = match enum_key(raw).as_str() {
-        "" | "any" | "0" => custom,
-        "none" | "1" => 360.0,
-        "rotate180" | "2" => 180.0,
-        "rotate90" | "3" => 90.0,
-        other => match other.parse::<f64>() {
-            Ok(v) if v > 0.0 && v <= 360.0 => v,
-            _ => {
-                e.add(field, format!("unknown value '{raw}'; allowed: Any, None, Rotate180, Rotate90, or a step in degrees"));
-                90.0
-            }
-        },
-    };
-    let n = ((360.0 / step) - 1e-9).floor() as usize + 1;
-    (0..n)
-        .map(|k| k as f64 * step)
-        .filter(|a| *a < 360.0 - 1e-9)
-        .collect()
+    rotation_set(allowable.unwrap_or(""), custom).unwrap_or_else(|why| {
+        e.add(format!("{at}.AllowableRotation"), why);
+        vec![0.0]
+    })
 }
 
 fn geometry_kind(e: &mut Errors, at: &str, v: Option<&str>, default: GeometryKind) -> GeometryKind {
