@@ -3,9 +3,12 @@
 //! again) by the largest distance that the exact geometry allows, found by bisection. Every
 //! accepted move keeps the layout valid, so the pass can stop at any time.
 
-use super::verify::geometries_conflict;
+use super::verify::{geometries_conflict, TOLERANCE};
 use crate::geometry::{Affine, BBox, PartGeometry, Point};
 use std::time::Instant;
+
+/// Extra clearance every slide keeps (see the use below).
+const SLIDE_CLEARANCE: f64 = 2.0 * TOLERANCE;
 
 /// Slides parts (canonical frame, fill along +x) within the usable box `[x0, ..] x [y0, ..]`.
 /// Returns each part's offset.
@@ -46,7 +49,10 @@ pub fn slide(
                     let moved = parts[i].transformed(&Affine::translate(dir.x * d, dir.y * d));
                     let mb = moved.bbox();
                     (0..n).all(|j| {
-                        let req = spacing[i].max(spacing[j]);
+                        // the verifier forgives shortfalls below its tolerance; a search that
+                        // moves parts until the check fails would use that up and leave slivers
+                        // of overlap, so the slide keeps twice the tolerance of clearance
+                        let req = spacing[i].max(spacing[j]) + SLIDE_CLEARANCE;
                         j == i
                             || !mb.near(&boxes[j], req)
                             || !geometries_conflict(&moved, &parts[j], req)
