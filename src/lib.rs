@@ -1,10 +1,13 @@
 //! kerf: a nesting engine and service. This crate holds the engines (geometry, nest2d), the
-//! exports, the benchmarks and the CLI front ends; `kerf-kernels` holds the raster evaluations.
+//! service (api, jobs, store, webhook, wire), the exports, the benchmarks and the CLI front
+//! ends; `kerf-kernels` holds the raster evaluations.
 
+pub mod api;
 pub mod bench;
 pub mod cli;
 pub mod export;
 pub mod geometry;
+pub mod jobs;
 pub mod lenient;
 pub mod nest2d;
 pub mod store;

@@ -40,17 +40,60 @@ enum Cmd {
         #[arg(long)]
         svg: Option<PathBuf>,
     },
-    /// Run the HTTP service (not built yet: reports so and exits with status 2).
+    /// Run the HTTP service, its workers and its webhook deliverer on one store.
     Serve {
+        /// Address to listen on (port 0: any free port; the bound address is printed).
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
+        /// The store: an SQLite file path (created if missing) or an sqlite: URL.
         #[arg(long, default_value = "kerf.db")]
         database: String,
+        /// Let webhooks reach this non-public range (repeatable; for tests: 127.0.0.0/8).
+        #[arg(long = "webhook-allow-cidr")]
+        webhook_allow_cidr: Vec<String>,
+        /// Trust this PEM root certificate for webhook receivers, besides the system's.
+        #[arg(long = "webhook-ca-file")]
+        webhook_ca_file: Option<PathBuf>,
+        /// Largest request body, in MiB.
+        #[arg(long, default_value_t = 64)]
+        body_limit_mib: usize,
+        /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
+        #[arg(long)]
+        webhook_retry_delays: Option<String>,
+        /// Jobs run at once (0: one per core); threads per job follow MaximumCPUCount.
+        #[arg(long, default_value_t = 0)]
+        workers: usize,
+    },
+    /// API keys on the store.
+    Keys {
+        #[command(subcommand)]
+        which: KeysCmd,
     },
     /// Benchmarks that print tables.
     Bench {
         #[command(subcommand)]
         which: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCmd {
+    /// Create a key on the store's account and print it (alone) on standard output.
+    Create {
+        #[arg(long, default_value = "kerf.db")]
+        database: String,
+        /// Usage or Admin.
+        #[arg(long = "type", default_value = "Usage")]
+        key_type: String,
+        /// Your own label for the key.
+        #[arg(long, default_value = "")]
+        reference: String,
+        /// Nests the key may have queued or running at once.
+        #[arg(long, default_value_t = 4)]
+        parallelism: i64,
+        /// Expiry, RFC 3339 (for example 2027-01-31T00:00:00Z); none: never expires.
+        #[arg(long)]
+        expires: Option<String>,
     },
 }
 
@@ -79,7 +122,7 @@ fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KERF_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                .unwrap_or_else(|_| "warn,kerf=info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -112,12 +155,39 @@ fn run(cli: Cli) -> Result<()> {
             out,
             svg,
         }),
-        Cmd::Serve { listen, database } => {
-            eprintln!(
-                "error: the HTTP service is not built yet (it is the next piece of work); nothing was started on {listen} and {database} was not touched. Use `kerf nest` meanwhile."
-            );
-            std::process::exit(2);
-        }
+        Cmd::Serve {
+            listen,
+            database,
+            webhook_allow_cidr,
+            webhook_ca_file,
+            body_limit_mib,
+            webhook_retry_delays,
+            workers,
+        } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
+            listen,
+            database,
+            webhook_allow_cidr,
+            webhook_ca_file,
+            body_limit_mib,
+            webhook_retry_delays,
+            workers,
+        }),
+        Cmd::Keys {
+            which:
+                KeysCmd::Create {
+                    database,
+                    key_type,
+                    reference,
+                    parallelism,
+                    expires,
+                },
+        } => kerf::cli::keys::create(kerf::cli::keys::CreateArgs {
+            database,
+            key_type,
+            reference,
+            parallelism,
+            expires,
+        }),
         Cmd::Bench {
             which:
                 BenchCmd::Esicup {

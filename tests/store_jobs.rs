@@ -11,6 +11,15 @@ fn temp_db(name: &str) -> PathBuf {
     dir.join("kerf.db")
 }
 
+fn result(id: &str) -> ResultRecord<'_> {
+    ResultRecord {
+        id,
+        status: "{}",
+        report: "{}",
+        layout: "{}",
+    }
+}
+
 fn job<'a>(id: &'a str, held: bool) -> NewJob<'a> {
     NewJob {
         id,
@@ -49,10 +58,7 @@ async fn claim_finish_and_outbox_commit_together() {
         .finish(
             "j1",
             1,
-            Outcome::Completed {
-                result_id: "r1",
-                result: "{}",
-            },
+            Outcome::Completed(result("r1")),
             &[Delivery {
                 uri: "https://example.test/hook",
                 body,
@@ -91,10 +97,7 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
     let stale = store.finish(
         "j1",
         first.attempt,
-        Outcome::Completed {
-            result_id: "old",
-            result: "{}",
-        },
+        Outcome::Completed(result("old")),
         &[Delivery {
             uri: "u",
             body: "stale",
@@ -114,10 +117,7 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
         .finish(
             "j1",
             second.attempt,
-            Outcome::Completed {
-                result_id: "new",
-                result: "{}"
-            },
+            Outcome::Completed(result("new")),
             &[],
             5_400
         )
@@ -224,8 +224,20 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
     assert_eq!(store.recover_orphans().await.unwrap(), 1);
     let again = store.claim("b", 60_000, 20).await.unwrap().unwrap();
     assert_eq!((again.id.as_str(), again.attempt), ("run", 2));
-    assert!(store.release_held("held").await.unwrap());
-    assert!(!store.release_held("held").await.unwrap(), "released once");
+    assert_eq!(
+        store.release_held("held", "other-key", 10).await.unwrap(),
+        None,
+        "only the submitting key releases its job"
+    );
+    assert_eq!(
+        store.release_held("held", "key1", 10).await.unwrap(),
+        Some(Admission::Accepted)
+    );
+    assert_eq!(
+        store.release_held("held", "key1", 10).await.unwrap(),
+        None,
+        "released once"
+    );
     assert_eq!(
         store.claim("b", 60_000, 30).await.unwrap().unwrap().id,
         "held"
@@ -275,4 +287,149 @@ async fn failed_deliveries_retry_then_give_up() {
         store.status("j1").await.unwrap().unwrap().error.as_deref(),
         Some("bad geometry")
     );
+}
+
+#[tokio::test]
+async fn admission_caps_queued_plus_running_per_key() {
+    let store = Store::open_sqlite(&temp_db("admission")).await.unwrap();
+    let with_key = |id: &'static str, key: &'static str, held: bool| NewJob {
+        api_key_id: key,
+        ..job(id, held)
+    };
+    assert_eq!(
+        store
+            .enqueue_admitted(&with_key("a1", "a", false), 2, 0)
+            .await
+            .unwrap(),
+        Admission::Accepted
+    );
+    assert_eq!(
+        store
+            .enqueue_admitted(&with_key("a2", "a", false), 2, 1)
+            .await
+            .unwrap(),
+        Admission::Accepted
+    );
+    assert_eq!(
+        store
+            .enqueue_admitted(&with_key("a3", "a", false), 2, 2)
+            .await
+            .unwrap(),
+        Admission::AtLimit { active: 2 }
+    );
+    assert!(
+        store.status("a3").await.unwrap().is_none(),
+        "a refused job is not stored"
+    );
+    // held jobs do not count until started, and another key has its own allowance
+    assert_eq!(
+        store
+            .enqueue_admitted(&with_key("a4", "a", true), 2, 3)
+            .await
+            .unwrap(),
+        Admission::Accepted
+    );
+    assert_eq!(
+        store
+            .enqueue_admitted(&with_key("b1", "b", false), 1, 4)
+            .await
+            .unwrap(),
+        Admission::Accepted
+    );
+    assert_eq!(
+        store.release_held("a4", "a", 2).await.unwrap(),
+        Some(Admission::AtLimit { active: 2 })
+    );
+    let c = store.claim("w", 60_000, 10).await.unwrap().unwrap();
+    assert_eq!(c.id, "a1");
+    store
+        .finish("a1", c.attempt, Outcome::Failed { error: "x" }, &[], 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.release_held("a4", "a", 2).await.unwrap(),
+        Some(Admission::Accepted),
+        "a finished job frees its place"
+    );
+}
+
+#[tokio::test]
+async fn orphans_tried_too_often_fail_with_an_error_delivery() {
+    let store = Store::open_sqlite(&temp_db("poison")).await.unwrap();
+    store.enqueue(&job("p", false), 0).await.unwrap();
+    for round in 1..=3 {
+        let c = store.claim("w", 60_000, round).await.unwrap().unwrap();
+        assert_eq!(c.attempt, round);
+        let (requeued, failed) = store
+            .take_back(Lost::All, 3, 100 + round, |id, e| {
+                Some(format!("{id}: {e}"))
+            })
+            .await
+            .unwrap();
+        assert_eq!((requeued, failed), if round < 3 { (1, 0) } else { (0, 1) });
+    }
+    let s = store.status("p").await.unwrap().unwrap();
+    assert_eq!(s.state, JobState::Failed);
+    assert!(s.error.unwrap().contains("interrupted 3 times"));
+    let d = store.due_deliveries(i64::MAX, 5).await.unwrap();
+    assert_eq!(d.len(), 1);
+    assert!(d[0].body.starts_with("p: the job was interrupted"));
+}
+
+#[tokio::test]
+async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled() {
+    let path = temp_db("keys");
+    let store = Store::open_sqlite(&path).await.unwrap();
+    let first = store
+        .bootstrap(4, 0)
+        .await
+        .unwrap()
+        .expect("an empty store gets a key");
+    assert!(store.bootstrap(4, 0).await.unwrap().is_none(), "only once");
+    let admin = store.authenticate(&first, 1).await.unwrap().unwrap();
+    assert_eq!(admin.key_type, KeyType::Admin);
+    let account = store.first_account().await.unwrap().unwrap();
+    let new = |expires_at| NewKey {
+        account_id: account,
+        key_type: KeyType::Usage,
+        reference: "r".into(),
+        parallelism: 1,
+        expires_at,
+        is_trial: false,
+    };
+    let (k, token) = store.create_key(&new(Some(1_000)), 0).await.unwrap();
+    assert!(token.starts_with(&format!("kerf_{}_", k.id)));
+    assert_eq!(
+        store.authenticate(&token, 999).await.unwrap().unwrap().id,
+        k.id
+    );
+    assert_eq!(
+        store.authenticate(&token, 1_000).await.unwrap(),
+        Err(KeyRefusal::Expired)
+    );
+    let mut wrong = token.clone();
+    let last = wrong.pop().unwrap();
+    wrong.push(if last == '0' { '1' } else { '0' });
+    assert_eq!(
+        store.authenticate(&wrong, 0).await.unwrap(),
+        Err(KeyRefusal::Unknown)
+    );
+    assert_eq!(
+        store.authenticate("Bearer nonsense", 0).await.unwrap(),
+        Err(KeyRefusal::Malformed)
+    );
+    let (k2, token2) = store.create_key(&new(None), 0).await.unwrap();
+    assert!(store.cancel_key(&k2.id, 5).await.unwrap());
+    assert_eq!(
+        store.authenticate(&token2, 6).await.unwrap(),
+        Err(KeyRefusal::Cancelled)
+    );
+    // the secret itself is nowhere in the database files (the hash is)
+    drop(store);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend(std::fs::read(path.with_extension("db-wal")).unwrap_or_default());
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains(&admin.id), "the key's id is stored");
+    let secret = first.rsplit('_').next().unwrap();
+    assert!(!text.contains(secret));
 }

@@ -151,7 +151,8 @@ pub fn run(a: NestArgs) -> Result<()> {
             problem.parts[u.part].id, u.quantity, u.reason
         );
     }
-    let json = layout_json(&problem, &result);
+    // the same machine-readable layout the service stores (the Result export)
+    let json = crate::wire::results::layout(&problem, &result, "", "");
     std::fs::write(&a.out, serde_json::to_string_pretty(&json)?)
         .with_context(|| format!("--out {}: cannot write", a.out.display()))?;
     if let Some(svg) = &a.svg {
@@ -162,31 +163,4 @@ pub fn run(a: NestArgs) -> Result<()> {
         .with_context(|| format!("--svg {}: cannot write", svg.display()))?;
     }
     Ok(())
-}
-
-fn layout_json(problem: &Problem, r: &nest2d::NestResult) -> serde_json::Value {
-    use serde_json::json;
-    json!({
-        "Units": "mm",
-        "Engine": r.engine,
-        "Statistics": {
-            "Utilisation": r.stats.utilisation, "SheetsUsed": r.stats.sheets_used, "PartsRequested": r.stats.parts_requested,
-            "PartsPlaced": r.stats.parts_placed, "PartsUnplaced": r.stats.parts_unplaced, "UsedLength": r.stats.used_length,
-            "ElapsedSeconds": r.stats.elapsed_s,
-        },
-        "Sheets": r.layouts.iter().enumerate().map(|(i, l)| {
-            let (w, h) = problem.sheets[l.sheet].extent();
-            json!({
-                "SheetIdentifier": problem.sheets[l.sheet].id, "LayoutIndex": i, "Multiplicity": l.multiplicity,
-                "XDimension": w, "YDimension": h, "Utilisation": l.utilisation, "UsedLength": l.used_length,
-                "Placements": l.placements.iter().map(|p| json!({
-                    "PartIdentifier": problem.parts[p.part].id, "InstanceIndex": p.instance, "X": p.x, "Y": p.y,
-                    "Rotation": p.rotation, "Mirrored": p.mirrored, "IsFiller": p.is_filler,
-                })).collect::<Vec<_>>(),
-            })
-        }).collect::<Vec<_>>(),
-        "UnplacedParts": r.unplaced.iter().map(|u| json!({
-            "PartIdentifier": problem.parts[u.part].id, "UnplacedQuantity": u.quantity, "Reason": u.reason,
-        })).collect::<Vec<_>>(),
-    })
 }

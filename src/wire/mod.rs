@@ -1,10 +1,14 @@
-//! The interface's wire format: serde types named exactly as the spec names them (`types`) and
-//! their one-time conversion into engine types with field-level errors (`convert`).
+//! The interface's wire format: serde types named exactly as the spec names them (`types` for
+//! requests, `responses` for answers and webhook bodies), their one-time conversion into engine
+//! types with field-level errors (`convert`), and engine results turned into bodies (`results`).
 
 pub mod convert;
+pub mod responses;
+pub mod results;
 pub mod types;
 
 pub use convert::{
     parse_json, to_problem, to_submission, Converted, FieldError, GeometryKind, Submission,
 };
+pub use responses::*;
 pub use types::*;

@@ -3,8 +3,9 @@
 //! (renders, DXF export, common cuts, reports, remnants, part export) are kept as raw JSON here.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct DxfNestingRequest {
     #[serde(rename = "Request")]
@@ -15,7 +16,7 @@ pub struct DxfNestingRequest {
     pub automatically_start_nesting: Option<bool>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct Base64NestingRequest {
     #[serde(rename = "GeometryDefinitionImportSettings")]
@@ -23,28 +24,35 @@ pub struct Base64NestingRequest {
     #[serde(rename = "NestSettings")]
     pub nest_settings: Option<NestSettings>,
     #[serde(rename = "RenderSettings")]
+    #[schema(value_type = Option<Object>)]
     pub render_settings: Option<serde_json::Value>,
     #[serde(rename = "DXFExportSettings")]
+    #[schema(value_type = Option<Object>)]
     pub dxf_export_settings: Option<serde_json::Value>,
     #[serde(rename = "CommonCutSettings")]
+    #[schema(value_type = Option<Object>)]
     pub common_cut_settings: Option<serde_json::Value>,
     #[serde(rename = "ReportSourceSettings")]
+    #[schema(value_type = Option<Object>)]
     pub report_source_settings: Option<serde_json::Value>,
     #[serde(rename = "Parts")]
     pub parts: Option<Vec<Base64Part>>,
     #[serde(rename = "Sheets")]
     pub sheets: Option<Vec<Base64Sheet>>,
     #[serde(rename = "Assemblies")]
+    #[schema(value_type = Option<Object>)]
     pub assemblies: Option<serde_json::Value>,
     #[serde(rename = "RemnantGenerationSettings")]
+    #[schema(value_type = Option<Object>)]
     pub remnant_generation_settings: Option<serde_json::Value>,
     #[serde(rename = "PartExportSettings")]
+    #[schema(value_type = Option<Object>)]
     pub part_export_settings: Option<serde_json::Value>,
     #[serde(rename = "Tag")]
     pub tag: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct Base64Part {
     #[serde(rename = "Base64EncodedGeometryDefinition")]
@@ -85,7 +93,7 @@ pub struct Base64Part {
     pub common_cut_max_block_size: i32,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct Base64Sheet {
     #[serde(rename = "Base64EncodedGeometryDefinition")]
@@ -120,7 +128,7 @@ pub struct Base64Sheet {
     pub encoded_sheet_json: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct ImportLayerAssignment {
     #[serde(rename = "ColourHex")]
@@ -131,7 +139,7 @@ pub struct ImportLayerAssignment {
     pub line_type: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct ImportSettings {
     #[serde(rename = "CutLayers")]
@@ -160,7 +168,7 @@ pub struct ImportSettings {
     pub to_scale: f64,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct NestSettings {
     #[serde(rename = "PartSpacing")]

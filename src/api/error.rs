@@ -1,0 +1,115 @@
+//! Errors of the API and their status codes and bodies (DESIGN 5.3): submissions answer 400 and
+//! 401 in the ApiNestingResult shape; other endpoints `{Success: false, Error}`.
+
+use crate::wire::{ApiNestingResult, ErrorBody, FieldError, FieldErrorBody};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+/// Which body an error is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `{Success: false, Error}`.
+    Generic,
+    /// ApiNestingResult: `{RequestId: "", Error, Errors[]}` (the submission endpoints).
+    Submission,
+}
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    pub errors: Vec<FieldError>,
+    pub retry_after_s: Option<u64>,
+    pub shape: Shape,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+            errors: Vec::new(),
+            retry_after_s: None,
+            shape: Shape::Generic,
+        }
+    }
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+    /// A 400 listing every field error; the message names the first.
+    pub fn fields(errors: Vec<FieldError>) -> ApiError {
+        let message = match errors.as_slice() {
+            [one] => one.to_string(),
+            [first, rest @ ..] => format!("{first} (and {} more problems)", rest.len()),
+            [] => "invalid request".into(),
+        };
+        ApiError {
+            errors,
+            ..ApiError::bad_request(message)
+        }
+    }
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+    pub fn internal(e: impl std::fmt::Display) -> ApiError {
+        tracing::error!(error = %e, "internal error");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error; the request was not processed",
+        )
+    }
+    pub fn shaped(mut self, shape: Shape) -> ApiError {
+        self.shape = shape;
+        self
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> ApiError {
+        ApiError::internal(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = match self.shape {
+            Shape::Submission => (
+                self.status,
+                Json(ApiNestingResult {
+                    request_id: String::new(),
+                    error: Some(self.message),
+                    errors: self
+                        .errors
+                        .into_iter()
+                        .map(|e| FieldErrorBody {
+                            field_name: e.field,
+                            message: e.message,
+                        })
+                        .collect(),
+                    warnings: Vec::new(),
+                }),
+            )
+                .into_response(),
+            Shape::Generic => (
+                self.status,
+                Json(ErrorBody {
+                    success: false,
+                    error: self.message,
+                }),
+            )
+                .into_response(),
+        };
+        if let Some(s) = self.retry_after_s {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

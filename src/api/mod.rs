@@ -1,0 +1,163 @@
+//! The HTTP API (axum): one module per group of endpoints, the auth extractor, and the mapping
+//! of errors to the spec's status codes and bodies. Handlers validate, write to the store and
+//! wake the workers; they never run a nest themselves.
+
+mod account;
+mod auth;
+mod error;
+mod health;
+mod nesting;
+pub mod openapi;
+
+pub use error::{ApiError, Shape};
+
+use crate::jobs::Wakeups;
+use crate::store::Store;
+use crate::webhook::AddressGuard;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::Router;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// The default limit on request bodies (DESIGN 4).
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub wake: Wakeups,
+    /// The compute adapter's name for /readyz ("cpu" or the GPU's name).
+    pub compute: String,
+    pub guard: Arc<AddressGuard>,
+}
+
+impl AppState {
+    /// Refuses, at submission, a webhook whose host is an IP literal the guard refuses (names
+    /// are checked when they are resolved, at each delivery).
+    fn check_webhook_host(&self, url: &url::Url) -> Result<(), String> {
+        match url
+            .host_str()
+            .map(|h| h.trim_matches(['[', ']']).parse::<IpAddr>())
+        {
+            Some(Ok(ip)) => self.guard.check(ip),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Endpoints of the interface that later work builds; until then they say so (501).
+const NOT_YET: &[(&str, &str)] = &[
+    ("/v1/nesting/legacy", "the legacy XML endpoint"),
+    ("/v1/nesting/continue", "continue (quote nesting)"),
+    ("/v1/nesting/quotenesting", "quote nesting"),
+    ("/v1/nesting/geometryquotenesting", "quote nesting"),
+    ("/v1/nesting/exportquotenest", "quote nesting"),
+    ("/v1/nesting/1D", "1D nesting"),
+    ("/v1/nesting/1D/result", "1D nesting"),
+    ("/v1/nesting/export", "exports"),
+    ("/v1/nesting/export/cached", "exports"),
+    ("/v1/nesting/render/", "renders"),
+    ("/v1/status", "subscription status"),
+    (
+        "/admin/keys",
+        "key management over HTTP (use `kerf keys create`)",
+    ),
+    (
+        "/admin/keys/{id}",
+        "key management over HTTP (use `kerf keys create`)",
+    ),
+    ("/admin/keys/{id}/regenerate", "key management over HTTP"),
+    ("/admin/keys/{id}/type", "key management over HTTP"),
+    ("/admin/keys/{id}/weight", "fairness"),
+    ("/apikeys/{id}/origins", "browser origins"),
+    ("/usage/fairness", "fairness"),
+    ("/hubs/nesting", "the real-time hub"),
+    ("/hubs/nesting/negotiate", "the real-time hub"),
+];
+
+pub fn router(state: AppState, body_limit: usize) -> Router {
+    let mut r = Router::new()
+        .route("/v1/nesting", post(nesting::submit_dxf))
+        .route("/v1/nesting/geometry", post(nesting::submit_geometry))
+        .route("/v1/nesting/parametric", post(nesting::submit_parametric))
+        .route("/v1/nesting/status", get(nesting::status))
+        .route("/v1/nesting/result/", post(nesting::result))
+        .route("/v1/nesting/result", post(nesting::result))
+        .route("/v1/nesting/delayedstart", post(nesting::delayed_start))
+        .route("/v1/nesting/failures", get(nesting::failures))
+        .route("/v1/auth/validate", get(account::validate))
+        .route("/v1/apiKey/validUntil", get(account::valid_until))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/openapi.json", get(openapi::openapi_json));
+    for (path, what) in NOT_YET {
+        let what = *what;
+        r = r.route(
+            path,
+            any(move || async move {
+                ApiError::new(
+                    StatusCode::NOT_IMPLEMENTED,
+                    format!("{what} is not available in this version of kerf"),
+                )
+            }),
+        );
+    }
+    r.fallback(|method: Method, uri: axum::http::Uri| async move {
+        ApiError::not_found(format!("no endpoint {method} {}", uri.path()))
+    })
+    .layer(DefaultBodyLimit::max(body_limit))
+    .layer(axum::middleware::from_fn(
+        move |req: Request, next: Next| refuse_declared_oversize(body_limit, req, next),
+    ))
+    .layer(axum::middleware::from_fn(trace_request))
+    .with_state(state)
+}
+
+/// The submission endpoints, whose errors use the ApiNestingResult shape.
+pub(crate) fn is_submission(path: &str) -> bool {
+    matches!(
+        path.trim_end_matches('/'),
+        "/v1/nesting" | "/v1/nesting/geometry" | "/v1/nesting/parametric"
+    )
+}
+
+/// A body whose Content-Length is over the limit is refused (413) before any of it is read;
+/// bodies without a length are cut off at the limit while they are read.
+async fn refuse_declared_oversize(limit: usize, req: Request, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        let shape = if is_submission(req.uri().path()) {
+            Shape::Submission
+        } else {
+            Shape::Generic
+        };
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the request body is larger than this server accepts ({} MiB)",
+                limit / (1024 * 1024)
+            ),
+        )
+        .shaped(shape)
+        .into_response();
+    }
+    next.run(req).await
+}
+
+/// One log line per request: method, path, status, milliseconds.
+async fn trace_request(req: Request, next: Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let start = std::time::Instant::now();
+    let response = next.run(req).await.into_response();
+    tracing::debug!(%method, %path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "request");
+    response
+}

@@ -1,0 +1,455 @@
+//! Nesting submission and control: POST /v1/nesting (body or query form), /geometry,
+//! /parametric, GET /v1/nesting/status, POST /v1/nesting/result/, /delayedstart, GET
+//! /v1/nesting/failures. Everything is validated before anything is queued.
+
+use super::auth::Caller;
+use super::error::{ApiError, Shape};
+use super::AppState;
+use crate::jobs::kind_for;
+use crate::store::{now_ms, Admission, JobState, NewJob};
+use crate::wire::{self, GeometryKind};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use std::collections::HashMap;
+
+/// The query-parameter form of a submission (the spec declares the three names as query
+/// parameters too). Values here fill in what the body does not give.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SubmissionQuery {
+    /// A Base64NestingRequest as a JSON string.
+    #[serde(rename = "Request")]
+    #[param(rename = "Request")]
+    pub request: Option<String>,
+    #[serde(rename = "ResultsWebhookUri")]
+    #[param(rename = "ResultsWebhookUri")]
+    pub results_webhook_uri: Option<String>,
+    #[serde(rename = "AutomaticallyStartNesting")]
+    #[param(rename = "AutomaticallyStartNesting")]
+    pub automatically_start_nesting: Option<String>,
+}
+
+/// How long a caller at its Parallelism limit is asked to wait.
+const PARALLELISM_RETRY_AFTER_S: u64 = 5;
+
+/// Reads a request body, mapping a body over the limit to 413.
+pub fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|e| {
+        let status = e.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "the request body is larger than this server accepts (while reading it)".to_string()
+        } else {
+            format!("the request body could not be read: {e}")
+        };
+        ApiError::new(status, message)
+    })
+}
+
+/// Merges the body and the query form into one DxfNestingRequest.
+fn submission_request(
+    body: &[u8],
+    query: SubmissionQuery,
+) -> Result<wire::DxfNestingRequest, ApiError> {
+    let blank = body.iter().all(u8::is_ascii_whitespace);
+    let mut req: wire::DxfNestingRequest = if blank {
+        Default::default()
+    } else {
+        wire::parse_json(body).map_err(|e| ApiError::fields(vec![e]))?
+    };
+    if req.request.is_none() {
+        if let Some(r) = query.request.filter(|r| !r.trim().is_empty()) {
+            let parsed =
+                wire::parse_json::<wire::Base64NestingRequest>(r.as_bytes()).map_err(|e| {
+                    ApiError::fields(vec![wire::FieldError {
+                        field: if e.field == "(body)" {
+                            "Request".into()
+                        } else {
+                            format!("Request.{}", e.field)
+                        },
+                        message: e.message,
+                    }])
+                })?;
+            req.request = Some(parsed);
+        }
+    }
+    if req.results_webhook_uri.is_none() {
+        req.results_webhook_uri = query.results_webhook_uri;
+    }
+    if req.automatically_start_nesting.is_none() {
+        if let Some(v) = query.automatically_start_nesting {
+            req.automatically_start_nesting = Some(match v.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => {
+                    return Err(ApiError::fields(vec![wire::FieldError {
+                        field: "AutomaticallyStartNesting (query)".into(),
+                        message: format!("'{v}' is not a boolean (true or false)"),
+                    }]))
+                }
+            });
+        }
+    }
+    Ok(req)
+}
+
+async fn submit(
+    state: AppState,
+    caller: Result<Caller, ApiError>,
+    query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+    geometry: GeometryKind,
+) -> Result<Json<wire::ApiNestingResult>, ApiError> {
+    let shape = |e: ApiError| e.shaped(Shape::Submission);
+    let Caller(key) = caller.map_err(shape)?;
+    let Query(query) = query.map_err(|e| shape(ApiError::bad_request(format!("query: {e}"))))?;
+    let body = body_of(body).map_err(shape)?;
+    let req = submission_request(&body, query).map_err(shape)?;
+    // conversion imports every part's geometry: blocking work, off the async threads
+    let (req, submission) = tokio::task::spawn_blocking(move || {
+        let s = wire::to_submission(&req, geometry);
+        (req, s)
+    })
+    .await
+    .map_err(|e| shape(ApiError::internal(e)))?;
+    let submission = submission.map_err(|errors| shape(ApiError::fields(errors)))?;
+    if let Some(url) = &submission.webhook {
+        state.check_webhook_host(url).map_err(|why| {
+            shape(ApiError::fields(vec![wire::FieldError {
+                field: "ResultsWebhookUri".into(),
+                message: why,
+            }]))
+        })?;
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let request = serde_json::to_string(&req).map_err(|e| shape(ApiError::internal(e)))?;
+    let webhook = submission.webhook.as_ref().map(|u| u.to_string());
+    let job = NewJob {
+        id: &id,
+        api_key_id: &key.id,
+        kind: kind_for(geometry),
+        request: &request,
+        webhook_uri: webhook.as_deref(),
+        held: !submission.start_now,
+    };
+    match state
+        .store
+        .enqueue_admitted(&job, key.parallelism, now_ms())
+        .await
+        .map_err(|e| shape(e.into()))?
+    {
+        Admission::Accepted => {}
+        Admission::AtLimit { active } => {
+            return Err(shape(ApiError {
+                retry_after_s: Some(PARALLELISM_RETRY_AFTER_S),
+                ..ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "this key already has {active} nests queued or running, its Parallelism of {}; submit again when one has finished",
+                        key.parallelism
+                    ),
+                )
+            }))
+        }
+    }
+    if submission.start_now {
+        state.wake.jobs.notify_one();
+    }
+    tracing::info!(job = %id, key = %key.id, held = !submission.start_now, "accepted");
+    Ok(Json(wire::ApiNestingResult {
+        request_id: id,
+        error: None,
+        errors: Vec::new(),
+        warnings: submission.converted.warnings,
+    }))
+}
+
+/// Submit a 2D nest of DXF parts (DxfNestingRequest), in the body or as query parameters.
+#[utoipa::path(post, path = "/v1/nesting", tag = "nesting",
+    params(SubmissionQuery),
+    request_body(content = wire::DxfNestingRequest, description = "the nest; or give Request, ResultsWebhookUri and AutomaticallyStartNesting as query parameters"),
+    responses(
+        (status = 200, description = "accepted", body = wire::ApiNestingResult),
+        (status = 400, description = "invalid request; Errors name each field by JSON path", body = wire::ApiNestingResult),
+        (status = 401, description = "API key missing or invalid", body = wire::ApiNestingResult),
+        (status = 406, description = "Accept is not application/json", body = wire::ErrorBody),
+        (status = 413, description = "body too large", body = wire::ApiNestingResult),
+        (status = 429, description = "the key is at its Parallelism (Retry-After)", body = wire::ApiNestingResult),
+    ),
+    security(("bearer" = [])))]
+pub async fn submit_dxf(
+    State(state): State<AppState>,
+    caller: Result<Caller, ApiError>,
+    query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ApiNestingResult>, ApiError> {
+    submit(state, caller, query, body, GeometryKind::Dxf).await
+}
+
+/// Submit a 2D nest whose parts are JSON contours (DESIGN 5.4) unless a part says otherwise.
+#[utoipa::path(post, path = "/v1/nesting/geometry", tag = "nesting",
+    params(SubmissionQuery),
+    request_body = wire::DxfNestingRequest,
+    responses(
+        (status = 200, description = "accepted", body = wire::ApiNestingResult),
+        (status = 400, description = "invalid request", body = wire::ApiNestingResult),
+        (status = 401, description = "API key missing or invalid", body = wire::ApiNestingResult),
+        (status = 429, description = "the key is at its Parallelism", body = wire::ApiNestingResult),
+    ),
+    security(("bearer" = [])))]
+pub async fn submit_geometry(
+    State(state): State<AppState>,
+    caller: Result<Caller, ApiError>,
+    query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ApiNestingResult>, ApiError> {
+    submit(state, caller, query, body, GeometryKind::Json).await
+}
+
+/// Submit a 2D nest of parametric parts (Rectangle, Circle, Ring, RoundedRectangle, Polygon;
+/// DESIGN 5.4) unless a part says otherwise.
+#[utoipa::path(post, path = "/v1/nesting/parametric", tag = "nesting",
+    params(SubmissionQuery),
+    request_body = wire::DxfNestingRequest,
+    responses(
+        (status = 200, description = "accepted", body = wire::ApiNestingResult),
+        (status = 400, description = "invalid request", body = wire::ApiNestingResult),
+        (status = 401, description = "API key missing or invalid", body = wire::ApiNestingResult),
+        (status = 429, description = "the key is at its Parallelism", body = wire::ApiNestingResult),
+    ),
+    security(("bearer" = [])))]
+pub async fn submit_parametric(
+    State(state): State<AppState>,
+    caller: Result<Caller, ApiError>,
+    query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ApiNestingResult>, ApiError> {
+    submit(state, caller, query, body, GeometryKind::Parametric).await
+}
+
+fn required_id(value: Option<String>, field: &str) -> Result<String, ApiError> {
+    value
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            ApiError::fields(vec![wire::FieldError {
+                field: field.into(),
+                message: "missing: the RequestId returned at submission".into(),
+            }])
+        })
+}
+
+/// Documents the RequestId query parameter (handlers read the query as a map so that the
+/// alias NestIdentifier and any letter case are accepted).
+#[derive(Debug, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct StatusQuery {
+    #[param(rename = "RequestId")]
+    pub request_id: Option<String>,
+}
+
+/// A job's state.
+#[utoipa::path(get, path = "/v1/nesting/status", tag = "nesting", params(StatusQuery),
+    responses(
+        (status = 200, description = "the job", body = wire::NestingStatusResponse),
+        (status = 400, description = "RequestId missing", body = wire::ErrorBody),
+        (status = 404, description = "no such job for this account", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn status(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<wire::NestingStatusResponse>, ApiError> {
+    let id = required_id(
+        query_value(&q, &["RequestId", "NestIdentifier"]),
+        "RequestId (query)",
+    )?;
+    let job = state
+        .store
+        .status_for_account(&id, key.account_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+    Ok(Json(wire::NestingStatusResponse {
+        request_id: job.id,
+        status: match job.state {
+            JobState::Held => JobState::Queued,
+            s => s,
+        }
+        .as_str()
+        .into(),
+        result_identity: job.result_id,
+        error: job.error,
+        completed_at: job.completed_at.map(wire::utc),
+    }))
+}
+
+/// A query value by any of its accepted names (case-insensitive).
+fn query_value(q: &HashMap<String, String>, names: &[&str]) -> Option<String> {
+    q.iter()
+        .find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n)))
+        .map(|(_, v)| v.clone())
+}
+
+/// The report of a result: statistics, per-sheet placements, parts, and the status message
+/// its webhook carried. ResultIdentity omitted: the job's latest result.
+#[utoipa::path(post, path = "/v1/nesting/result/", tag = "nesting",
+    request_body = wire::ResultQuery,
+    responses(
+        (status = 200, description = "the result", body = wire::ReportSourceResponseV1),
+        (status = 400, description = "RequestId missing", body = wire::ErrorBody),
+        (status = 404, description = "no such job or result for this account, or no result yet", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn result(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ReportSourceResponseV1>, ApiError> {
+    let body = body_of(body)?;
+    let q: wire::ResultQuery = wire::parse_json(&body).map_err(|e| ApiError::fields(vec![e]))?;
+    let id = required_id(q.request_id, "RequestId")?;
+    let job = state
+        .store
+        .status_for_account(&id, key.account_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+    let wanted = q.result_identity.filter(|r| !r.trim().is_empty());
+    let stored = state
+        .store
+        .result(&id, wanted.as_deref())
+        .await?
+        .ok_or_else(|| match &wanted {
+            Some(r) => ApiError::not_found(format!("job {id} has no result {r}")),
+            None => ApiError::not_found(format!(
+                "job {id} has no result yet (it is {})",
+                job.state.as_str()
+            )),
+        })?;
+    let mut report: wire::ReportSourceResponseV1 =
+        serde_json::from_str(&stored.report).map_err(ApiError::internal)?;
+    report.status = Some(serde_json::from_str(&stored.status).map_err(ApiError::internal)?);
+    Ok(Json(report))
+}
+
+/// Starts a job submitted with AutomaticallyStartNesting = false.
+#[utoipa::path(post, path = "/v1/nesting/delayedstart", tag = "nesting",
+    request_body = wire::RequestIdBody,
+    responses(
+        (status = 200, description = "started", body = wire::ContinueAck),
+        (status = 400, description = "RequestId missing", body = wire::ContinueAck),
+        (status = 404, description = "no such job for this account", body = wire::ContinueAck),
+        (status = 409, description = "the job is not held", body = wire::ContinueAck),
+        (status = 429, description = "the key is at its Parallelism", body = wire::ContinueAck),
+    ),
+    security(("bearer" = [])))]
+pub async fn delayed_start(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    body: Result<Bytes, BytesRejection>,
+) -> (StatusCode, Json<wire::ContinueAck>) {
+    let refuse = |status: StatusCode, why: String| {
+        (
+            status,
+            Json(wire::ContinueAck {
+                success: false,
+                error_reason: Some(why),
+            }),
+        )
+    };
+    let id = match body_of(body)
+        .and_then(|b| {
+            wire::parse_json::<wire::RequestIdBody>(&b).map_err(|e| ApiError::fields(vec![e]))
+        })
+        .and_then(|b| required_id(b.request_id, "RequestId"))
+    {
+        Ok(id) => id,
+        Err(e) => return refuse(e.status, e.message),
+    };
+    let owned = match state.store.status_for_account(&id, key.account_id).await {
+        Ok(Some(job)) => job,
+        Ok(None) => {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                format!("no job {id} for this account"),
+            )
+        }
+        Err(e) => {
+            let e = ApiError::from(e);
+            return refuse(e.status, e.message);
+        }
+    };
+    match state
+        .store
+        .release_held(&id, &owned.api_key_id, key.parallelism)
+        .await
+    {
+        Ok(Some(Admission::Accepted)) => {
+            state.wake.jobs.notify_one();
+            (
+                StatusCode::OK,
+                Json(wire::ContinueAck {
+                    success: true,
+                    error_reason: None,
+                }),
+            )
+        }
+        Ok(Some(Admission::AtLimit { active })) => refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("this key already has {active} nests queued or running, its Parallelism"),
+        ),
+        Ok(None) => refuse(
+            StatusCode::CONFLICT,
+            format!(
+                "job {id} is not waiting for a delayed start (it is {})",
+                owned.state.as_str()
+            ),
+        ),
+        Err(e) => {
+            let e = ApiError::from(e);
+            refuse(e.status, e.message)
+        }
+    }
+}
+
+/// Failed jobs, and jobs whose webhook delivery gave up, of the caller's account.
+#[utoipa::path(get, path = "/v1/nesting/failures", tag = "nesting", params(StatusQuery),
+    responses((status = 200, description = "newest first, at most 500", body = [wire::FailureBody])),
+    security(("bearer" = [])))]
+pub async fn failures(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Vec<wire::FailureBody>>, ApiError> {
+    let only = query_value(&q, &["RequestId", "NestIdentifier"]).filter(|v| !v.trim().is_empty());
+    let records = state
+        .store
+        .failures(key.account_id, only.as_deref(), 500)
+        .await?;
+    Ok(Json(
+        records
+            .into_iter()
+            .map(|r| wire::FailureBody {
+                request_id: r.job_id,
+                status: r.state,
+                error: r.error,
+                failed_at: r.failed_at.map(wire::utc),
+                deliveries: r
+                    .deliveries
+                    .into_iter()
+                    .map(|d| wire::DeliveryBody {
+                        uri: d.uri,
+                        attempts: d.attempts,
+                        last_attempt_utc: d.last_attempt_at.map(wire::utc),
+                        last_status_code: d.last_status,
+                        last_error: d.last_error,
+                        gave_up: d.gave_up,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    ))
+}

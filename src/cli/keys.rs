@@ -1,0 +1,54 @@
+//! `kerf keys create`: a new key on the store's account, printed alone on standard output so
+//! scripts can capture it.
+
+use crate::store::{now_ms, KeyType, NewKey, Store};
+use anyhow::{Context, Result};
+
+pub struct CreateArgs {
+    pub database: String,
+    pub key_type: String,
+    pub reference: String,
+    pub parallelism: i64,
+    pub expires: Option<String>,
+}
+
+pub fn create(a: CreateArgs) -> Result<()> {
+    let key_type = KeyType::parse(&a.key_type).map_err(|e| anyhow::anyhow!("--type: {e}"))?;
+    if a.parallelism < 1 {
+        anyhow::bail!("--parallelism: must be at least 1 (got {})", a.parallelism);
+    }
+    let expires_at = match &a.expires {
+        Some(s) => Some(
+            chrono::DateTime::parse_from_rfc3339(s.trim())
+                .with_context(|| format!("--expires '{s}': not an RFC 3339 timestamp (for example 2027-01-31T00:00:00Z)"))?
+                .timestamp_millis(),
+        ),
+        None => None,
+    };
+    let token = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async {
+            let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
+            let account_id = match store.first_account().await? {
+                Some(id) => id,
+                None => store.create_account("default", now_ms()).await?,
+            };
+            let (_, token) = store
+                .create_key(
+                    &NewKey {
+                        account_id,
+                        key_type,
+                        reference: a.reference.clone(),
+                        parallelism: a.parallelism,
+                        expires_at,
+                        is_trial: false,
+                    },
+                    now_ms(),
+                )
+                .await?;
+            anyhow::Ok(token)
+        })?;
+    println!("{token}");
+    Ok(())
+}

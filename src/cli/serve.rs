@@ -1,0 +1,122 @@
+//! `kerf serve`: the API, the workers and the webhook deliverer in one process, on one store.
+//! SIGTERM (or Ctrl-C) stops taking requests and jobs; running jobs hand their leases back so
+//! the next start (or another node) runs them again.
+
+use crate::api::{self, AppState};
+use crate::jobs::{self, RuntimeConfig, Wakeups};
+use crate::store::{now_ms, Store};
+use crate::webhook::schedule::RetrySchedule;
+use crate::webhook::{AddressGuard, Deliverer};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+pub struct ServeArgs {
+    pub listen: String,
+    pub database: String,
+    pub webhook_allow_cidr: Vec<String>,
+    pub webhook_ca_file: Option<PathBuf>,
+    pub body_limit_mib: usize,
+    /// Webhook retry delays in seconds, comma-separated (None: the design's schedule).
+    pub webhook_retry_delays: Option<String>,
+    /// Jobs held at once (0: one per core).
+    pub workers: usize,
+}
+
+/// Parallelism of the first Admin key.
+pub const FIRST_KEY_PARALLELISM: i64 = 4;
+
+pub fn run(a: ServeArgs) -> Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve(a))
+}
+
+async fn serve(a: ServeArgs) -> Result<()> {
+    let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
+    if let Some(token) = store.bootstrap(FIRST_KEY_PARALLELISM, now_ms()).await? {
+        // shown once: the store keeps only its hash
+        println!(
+            "Created an account and its first Admin key. It is shown only this once; store it now:"
+        );
+        println!("{token}");
+    }
+    let allow: Vec<&str> = a.webhook_allow_cidr.iter().map(String::as_str).collect();
+    let guard =
+        AddressGuard::new(&allow).map_err(|e| anyhow::anyhow!("--webhook-allow-cidr: {e}"))?;
+    let ca = match &a.webhook_ca_file {
+        Some(p) => {
+            Some(std::fs::read(p).with_context(|| format!("--webhook-ca-file {}", p.display()))?)
+        }
+        None => None,
+    };
+    let retries = match &a.webhook_retry_delays {
+        Some(s) => {
+            RetrySchedule::parse(s).map_err(|e| anyhow::anyhow!("--webhook-retry-delays: {e}"))?
+        }
+        None => RetrySchedule::default(),
+    };
+    let deliverer = Deliverer::new(store.clone(), guard.clone(), ca.as_deref(), retries)
+        .map_err(anyhow::Error::msg)?;
+    let wake = Wakeups::default();
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let mut config = RuntimeConfig::for_this_machine();
+    if a.workers > 0 {
+        config.workers = a.workers;
+    }
+    let workers = tokio::spawn(jobs::run(
+        store.clone(),
+        config,
+        wake.clone(),
+        stop_rx.clone(),
+    ));
+    let sender = tokio::spawn(deliverer.run(wake.deliveries.clone(), stop_rx.clone()));
+
+    let state = AppState {
+        store,
+        wake,
+        compute: "cpu".into(),
+        guard: Arc::new(guard),
+    };
+    let app = api::router(state, a.body_limit_mib * 1024 * 1024);
+    let listener = tokio::net::TcpListener::bind(&a.listen)
+        .await
+        .with_context(|| format!("--listen {}: cannot bind", a.listen))?;
+    println!("listening on http://{}", listener.local_addr()?);
+    std::io::stdout().flush()?;
+
+    let mut stop_for_server = stop_rx.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = stop_for_server.wait_for(|s| *s).await;
+    });
+    let signals = tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("stopping: no new requests or jobs");
+        let _ = stop_tx.send(true);
+    });
+    server.await.context("the HTTP server failed")?;
+    let _ = workers.await;
+    let _ = sender.await;
+    signals.abort();
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,186 @@
+//! The worker runtime (DESIGN 4): claims queued jobs from the store, runs them with a lease
+//! kept alive by heartbeats, and ends each one in Completed or Failed with its webhook rows
+//! written in the same transaction. A rescuer returns expired leases to the queue.
+//!
+//! Capacity: `workers` jobs are held at once; a job runs with MaximumCPUCount threads (0: all
+//! cores), drawn from one pool of `cores` thread permits, so jobs never oversubscribe the
+//! machine. A held job waiting for threads stays Running (its lease is kept alive).
+
+mod run2d;
+
+pub use run2d::kind_for;
+
+use crate::store::{now_ms, Claimed, Lost, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{watch, Notify, Semaphore};
+use tokio::task::JoinSet;
+
+/// How long a claim holds a job without a heartbeat.
+pub const LEASE_MS: i64 = 30_000;
+/// Heartbeat period (a third of the lease, so two can be missed).
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A job interrupted this many times (lease expired) is failed instead of retried.
+pub const MAX_ATTEMPTS: i64 = 3;
+/// How often the rescuer looks for expired leases.
+const RESCUE_PERIOD: Duration = Duration::from_secs(5);
+/// How often an idle claimer looks at the queue even without a wake-up.
+const IDLE_POLL: Duration = Duration::from_secs(1);
+
+/// What the runtime shares with the API.
+#[derive(Clone)]
+pub struct Wakeups {
+    /// A job was queued.
+    pub jobs: Arc<Notify>,
+    /// An outbox row was written.
+    pub deliveries: Arc<Notify>,
+}
+
+impl Default for Wakeups {
+    fn default() -> Self {
+        Wakeups {
+            jobs: Arc::new(Notify::new()),
+            deliveries: Arc::new(Notify::new()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Jobs held at once.
+    pub workers: usize,
+    /// Thread permits shared by running jobs.
+    pub cores: usize,
+    /// Names this process's leases.
+    pub owner: String,
+}
+
+impl RuntimeConfig {
+    /// Sized to the machine: one job per core at most, all cores as thread permits.
+    pub fn for_this_machine() -> RuntimeConfig {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        RuntimeConfig {
+            workers: cores,
+            cores,
+            owner: format!("kerf-{}-{}", std::process::id(), uuid::Uuid::new_v4()),
+        }
+    }
+}
+
+/// Runs the claimer and the rescuer until `shutdown` turns true; then cancels running jobs,
+/// hands their leases back and returns once they have.
+pub async fn run(
+    store: Store,
+    config: RuntimeConfig,
+    wake: Wakeups,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    // a single-process server: every Running row at start is an orphan of a previous run
+    take_back(&store, &wake, Lost::All).await;
+    let slots = Arc::new(Semaphore::new(config.workers.max(1)));
+    let threads = Arc::new(Semaphore::new(config.cores.max(1)));
+    let mut running = JoinSet::new();
+    let rescuer = tokio::spawn(rescue_loop(store.clone(), wake.clone(), shutdown.clone()));
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        // reap finished job tasks so the set does not grow
+        while running.try_join_next().is_some() {}
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => s.expect("slots semaphore is never closed"),
+            _ = shutdown.changed() => continue,
+        };
+        let claimed = match store.claim(&config.owner, LEASE_MS, now_ms()).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "claiming a job failed");
+                None
+            }
+        };
+        match claimed {
+            Some(job) => {
+                tracing::info!(job = %job.id, attempt = job.attempt, "claimed");
+                let ctx = JobContext {
+                    store: store.clone(),
+                    wake: wake.clone(),
+                    threads: threads.clone(),
+                    cores: config.cores.max(1),
+                    shutdown: shutdown.clone(),
+                };
+                running.spawn(async move {
+                    run_job(ctx, job).await;
+                    drop(slot);
+                });
+            }
+            None => {
+                drop(slot);
+                tokio::select! {
+                    _ = wake.jobs.notified() => {}
+                    _ = tokio::time::sleep(IDLE_POLL) => {}
+                    _ = shutdown.changed() => {}
+                }
+            }
+        }
+    }
+    tracing::info!(
+        jobs = running.len(),
+        "stopping: running jobs hand back their leases"
+    );
+    while running.join_next().await.is_some() {}
+    let _ = rescuer.await;
+}
+
+async fn rescue_loop(store: Store, wake: Wakeups, shutdown: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(RESCUE_PERIOD);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => take_back(&store, &wake, Lost::Expired).await,
+            _ = stopped(shutdown.clone()) => return,
+        }
+    }
+}
+
+/// Resolves once `shutdown` turns true.
+pub(crate) async fn stopped(mut shutdown: watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|s| *s).await;
+}
+
+/// Requeues abandoned running jobs, failing those interrupted MAX_ATTEMPTS times.
+async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
+    let error_body =
+        |job_id: &str, error: &str| Some(run2d::error_delivery_body(job_id, "Interrupted", error));
+    match store
+        .take_back(lost, MAX_ATTEMPTS, now_ms(), error_body)
+        .await
+    {
+        Ok((0, 0)) => {}
+        Ok((requeued, failed)) => {
+            tracing::warn!(requeued, failed, ?lost, "abandoned jobs taken back");
+            wake.jobs.notify_one();
+            wake.deliveries.notify_one();
+        }
+        Err(e) => tracing::error!(error = %e, ?lost, "taking back abandoned jobs failed"),
+    }
+}
+
+/// What one job task needs.
+struct JobContext {
+    store: Store,
+    wake: Wakeups,
+    threads: Arc<Semaphore>,
+    cores: usize,
+    shutdown: watch::Receiver<bool>,
+}
+
+async fn run_job(ctx: JobContext, job: Claimed) {
+    match job.kind.as_str() {
+        k if k.starts_with(run2d::KIND_PREFIX) => run2d::run(ctx, job).await,
+        other => {
+            let error = format!("unknown job kind '{other}'");
+            run2d::fail(&ctx, &job, "InternalError", &error).await;
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Running one standard 2D job: the stored request is converted again (deterministically, it
+//! passed the same conversion at submission), nested on blocking threads with a heartbeat, a
+//! watchdog for MaxRunTimeSeconds and interim results, and ended with one fenced transaction.
+
+use super::{JobContext, HEARTBEAT, LEASE_MS};
+use crate::nest2d::{self, CancelHandle, NestResult, Problem};
+use crate::store::{now_ms, Claimed, Delivery, Outcome, ResultRecord};
+use crate::wire::{self, results, GeometryKind};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Job kinds of standard 2D nests: `nest2d:dxf`, `nest2d:json`, `nest2d:parametric` (the
+/// geometry a part has when it does not say).
+pub const KIND_PREFIX: &str = "nest2d:";
+
+/// The job kind for a submission endpoint's default geometry.
+pub fn kind_for(geometry: GeometryKind) -> &'static str {
+    match geometry {
+        GeometryKind::Dxf => "nest2d:dxf",
+        GeometryKind::Json => "nest2d:json",
+        GeometryKind::Parametric => "nest2d:parametric",
+    }
+}
+
+fn geometry_of(kind: &str) -> GeometryKind {
+    match kind {
+        "nest2d:json" => GeometryKind::Json,
+        "nest2d:parametric" => GeometryKind::Parametric,
+        _ => GeometryKind::Dxf,
+    }
+}
+
+/// Interim results are reported at most this often (each one is a stored result and a
+/// webhook delivery; an engine improving every few milliseconds must not flood the receiver).
+const INTERIM_MIN_INTERVAL: Duration = Duration::from_secs(2);
+/// After MaxRunTimeSeconds (and this grace) the watchdog cancels a nest that has not ended;
+/// the engine then returns its best layout at once.
+const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
+
+/// The NestingResultData body of an Error delivery.
+pub fn error_delivery_body(job_id: &str, code: &str, report: &str) -> String {
+    json(&wire::NestingResultData {
+        request_id: job_id.into(),
+        nest_identifier: job_id.into(),
+        status: results::error_message(code, report),
+    })
+}
+
+/// Ends a job as Failed, with an Error delivery when it has a webhook.
+pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
+    tracing::warn!(job = %job.id, code, error, "job failed");
+    let body = error_delivery_body(&job.id, code, error);
+    let deliveries: Vec<Delivery> = job
+        .webhook_uri
+        .iter()
+        .map(|uri| Delivery { uri, body: &body })
+        .collect();
+    match ctx
+        .store
+        .finish(
+            &job.id,
+            job.attempt,
+            Outcome::Failed { error },
+            &deliveries,
+            now_ms(),
+        )
+        .await
+    {
+        Ok(true) => ctx.wake.deliveries.notify_one(),
+        Ok(false) => tracing::warn!(job = %job.id, "lease lost before the failure was written"),
+        Err(e) => {
+            tracing::error!(job = %job.id, error = %e, "writing the failure failed; the rescuer will retry the job")
+        }
+    }
+}
+
+/// The three stored bodies of one result.
+struct ResultBodies {
+    id: String,
+    status: String,
+    report: String,
+    layout: String,
+    /// The NestingResultData webhook body.
+    delivery: String,
+}
+
+fn bodies(problem: &Problem, r: &NestResult, job_id: &str, nesting_status: i32) -> ResultBodies {
+    let id = uuid::Uuid::new_v4().to_string();
+    let layout = results::layout(problem, r, job_id, &id);
+    let report = results::report(&layout, problem);
+    let status = results::status_message(problem, r, &id, nesting_status);
+    ResultBodies {
+        delivery: json(&wire::NestingResultData {
+            request_id: job_id.into(),
+            nest_identifier: job_id.into(),
+            status: status.clone(),
+        }),
+        status: json(&status),
+        report: json(&report),
+        layout: json(&layout),
+        id,
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("wire types serialize")
+}
+
+impl ResultBodies {
+    fn record(&self) -> ResultRecord<'_> {
+        ResultRecord {
+            id: &self.id,
+            status: &self.status,
+            report: &self.report,
+            layout: &self.layout,
+        }
+    }
+}
+
+/// Parses and converts the stored request (blocking work: geometry import).
+fn convert(job: &Claimed) -> Result<wire::Converted, String> {
+    let req: wire::DxfNestingRequest =
+        wire::parse_json(job.request.as_bytes()).map_err(|e| e.to_string())?;
+    wire::to_submission(&req, geometry_of(&job.kind))
+        .map(|s| s.converted)
+        .map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+}
+
+pub(super) async fn run(ctx: JobContext, job: Claimed) {
+    let lease = Arc::new(CancelHandle::default());
+    let heartbeat = tokio::spawn(keep_lease(ctx.store.clone(), job.clone(), lease.clone()));
+    let outcome = run_held(&ctx, &job, &lease).await;
+    heartbeat.abort();
+    match outcome {
+        Ended::Finished => {}
+        Ended::Failed { code, error } => fail(&ctx, &job, code, &error).await,
+        Ended::HandBack => match ctx.store.hand_back(&job.id, job.attempt).await {
+            Ok(_) => tracing::info!(job = %job.id, "lease handed back"),
+            Err(e) => {
+                tracing::error!(job = %job.id, error = %e, "handing back failed; the lease will expire")
+            }
+        },
+    }
+}
+
+enum Ended {
+    Finished,
+    Failed { code: &'static str, error: String },
+    HandBack,
+}
+
+/// Heartbeats until aborted; if the lease is lost, cancels the nest (its result could not be
+/// written anyway).
+async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<CancelHandle>) {
+    let mut tick = tokio::time::interval(HEARTBEAT);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        match store
+            .heartbeat(&job.id, job.attempt, LEASE_MS, now_ms())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(job = %job.id, "lease lost; stopping the nest");
+                cancel.cancel();
+                return;
+            }
+            Err(e) => tracing::error!(job = %job.id, error = %e, "heartbeat failed"),
+        }
+    }
+}
+
+async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) -> Ended {
+    let converted = {
+        let job = job.clone();
+        match tokio::task::spawn_blocking(move || convert(&job)).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => {
+                return Ended::Failed {
+                    code: "InvalidRequest",
+                    error: e,
+                }
+            }
+            Err(e) => {
+                return Ended::Failed {
+                    code: "InternalError",
+                    error: format!("reading the request crashed: {e}"),
+                }
+            }
+        }
+    };
+    let mut problem = converted.problem;
+    let wanted = match problem.settings.max_cpu {
+        0 => ctx.cores,
+        n => (n as usize).min(ctx.cores),
+    };
+    let _threads = tokio::select! {
+        p = ctx.threads.clone().acquire_many_owned(wanted as u32) => p.expect("threads semaphore is never closed"),
+        _ = super::stopped(ctx.shutdown.clone()) => return Ended::HandBack,
+    };
+    problem.settings.max_cpu = wanted as u32;
+    let problem = Arc::new(problem);
+
+    // interim results go through a channel to an async writer (the engine calls back on its
+    // own threads); the writer is drained before the final result is written, so interim
+    // deliveries are always older than the final one.
+    let (interim_tx, mut interim_rx) = tokio::sync::mpsc::unbounded_channel::<NestResult>();
+    let interim_writer = {
+        let (store, wake, job, problem) = (
+            ctx.store.clone(),
+            ctx.wake.clone(),
+            job.clone(),
+            problem.clone(),
+        );
+        tokio::spawn(async move {
+            while let Some(mut r) = interim_rx.recv().await {
+                // interim layouts leave the engine too: the exact verifier passes on them first
+                let p = problem.clone();
+                r = match tokio::task::spawn_blocking(move || {
+                    nest2d::enforce_verified(&p, &mut r);
+                    r
+                })
+                .await
+                {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                };
+                let b = bodies(&problem, &r, &job.id, results::STATUS_INTERIM);
+                let deliveries: Vec<Delivery> = job
+                    .webhook_uri
+                    .iter()
+                    .map(|uri| Delivery {
+                        uri,
+                        body: &b.delivery,
+                    })
+                    .collect();
+                match store
+                    .add_interim(&job.id, job.attempt, &b.record(), &deliveries, now_ms())
+                    .await
+                {
+                    Ok(true) => wake.deliveries.notify_one(),
+                    Ok(false) => return,
+                    Err(e) => {
+                        tracing::error!(job = %job.id, error = %e, "storing an interim result failed")
+                    }
+                }
+            }
+        })
+    };
+    let report_interim = converted.report_intermediate_results;
+    let last_interim: Mutex<Option<Instant>> = Mutex::new(None);
+    let on_interim = move |r: &NestResult| {
+        if !report_interim {
+            return;
+        }
+        let mut last = last_interim.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_none_or(|t| t.elapsed() >= INTERIM_MIN_INTERVAL) {
+            *last = Some(Instant::now());
+            let _ = interim_tx.send(r.clone());
+        }
+    };
+
+    // watchdog: MaxRunTimeSeconds plus grace, or shutdown, cancels the nest
+    let budget = Duration::from_secs_f64(problem.settings.max_run_time_s.max(0.0)) + WATCHDOG_GRACE;
+    let watchdog = {
+        let (lease, shutdown) = (lease.clone(), ctx.shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(budget) => {}
+                _ = super::stopped(shutdown) => {}
+            }
+            lease.cancel();
+        })
+    };
+    let engine = {
+        let (problem, cancel) = (problem.clone(), lease.clone());
+        tokio::task::spawn_blocking(move || {
+            let eval = kerf_kernels::CpuEvaluator;
+            nest2d::nest(&problem, &eval, &cancel, &on_interim)
+        })
+    };
+    let result = engine.await;
+    watchdog.abort();
+    let _ = interim_writer.await;
+    if *ctx.shutdown.borrow() {
+        return Ended::HandBack;
+    }
+    let result = match result {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            return Ended::Failed {
+                code: "NestingFailed",
+                error: e.to_string(),
+            }
+        }
+        Err(e) => {
+            return Ended::Failed {
+                code: "InternalError",
+                error: format!("the nest crashed: {e}"),
+            }
+        }
+    };
+    let b = bodies(&problem, &result, &job.id, results::STATUS_COMPLETE);
+    let deliveries: Vec<Delivery> = job
+        .webhook_uri
+        .iter()
+        .map(|uri| Delivery {
+            uri,
+            body: &b.delivery,
+        })
+        .collect();
+    match ctx
+        .store
+        .finish(
+            &job.id,
+            job.attempt,
+            Outcome::Completed(b.record()),
+            &deliveries,
+            now_ms(),
+        )
+        .await
+    {
+        Ok(true) => {
+            tracing::info!(job = %job.id, utilisation = result.stats.utilisation, "completed");
+            ctx.wake.deliveries.notify_one();
+        }
+        Ok(false) => tracing::warn!(job = %job.id, "lease lost before the result was written"),
+        Err(e) => {
+            tracing::error!(job = %job.id, error = %e, "writing the result failed; the rescuer will retry the job")
+        }
+    }
+    Ended::Finished
+}

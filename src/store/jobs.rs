@@ -1,0 +1,444 @@
+//! The job queue. The row is the truth about a job. Claims bump a fencing attempt number and
+//! take a lease; every later update by a worker names the attempt it claimed, so a worker whose
+//! lease was taken over cannot write a result. Completion, its result row and its webhook
+//! outbox rows commit together.
+
+use super::{Delivery, ResultRecord, Store, StoreError};
+use sqlx::Row;
+
+/// A job's lifecycle state (the spec's four, plus Held for delayed start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+    Held,
+    Queued,
+    Running,
+    Completed,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Held => "Held",
+            JobState::Queued => "Queued",
+            JobState::Running => "Running",
+            JobState::Completed => "Completed",
+            JobState::Failed => "Failed",
+        }
+    }
+    fn parse(s: &str) -> JobState {
+        match s {
+            "Held" => JobState::Held,
+            "Queued" => JobState::Queued,
+            "Running" => JobState::Running,
+            "Completed" => JobState::Completed,
+            _ => JobState::Failed,
+        }
+    }
+}
+
+/// A job to enqueue.
+pub struct NewJob<'a> {
+    pub id: &'a str,
+    pub api_key_id: &'a str,
+    pub kind: &'a str,
+    pub request: &'a str,
+    pub webhook_uri: Option<&'a str>,
+    /// Held until a delayed start instead of Queued.
+    pub held: bool,
+}
+
+/// Whether a key may start another nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Accepted,
+    /// The key already has `active` jobs queued or running, its Parallelism.
+    AtLimit {
+        active: i64,
+    },
+}
+
+/// A job a worker holds: the attempt number is its fencing token.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claimed {
+    pub id: String,
+    pub attempt: i64,
+    pub kind: String,
+    pub request: String,
+    pub webhook_uri: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobStatus {
+    pub id: String,
+    pub state: JobState,
+    pub attempt: i64,
+    pub result_id: Option<String>,
+    pub error: Option<String>,
+    pub completed_at: Option<i64>,
+    pub webhook_uri: Option<String>,
+    pub api_key_id: String,
+}
+
+/// Which running jobs `take_back` considers abandoned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lost {
+    /// Those whose lease expired.
+    Expired,
+    /// All of them (start of a single-process server).
+    All,
+}
+
+/// How a job ended.
+pub enum Outcome<'a> {
+    Completed(ResultRecord<'a>),
+    Failed { error: &'a str },
+}
+
+impl Store {
+    pub async fn enqueue(&self, job: &NewJob<'_>, now_ms: i64) -> Result<(), StoreError> {
+        insert_job(&self.pool, job, now_ms).await
+    }
+
+    /// Enqueues a job if its key has fewer than `parallelism` jobs queued or running; the
+    /// count and the insert are one transaction, so parallel submissions cannot both pass.
+    /// Held jobs do not count until they are started.
+    pub async fn enqueue_admitted(
+        &self,
+        job: &NewJob<'_>,
+        parallelism: i64,
+        now_ms: i64,
+    ) -> Result<Admission, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        if !job.held {
+            let active = active_jobs(&mut tx, job.api_key_id).await?;
+            if active >= parallelism {
+                tx.rollback().await?;
+                return Ok(Admission::AtLimit { active });
+            }
+        }
+        insert_job(&mut *tx, job, now_ms).await?;
+        tx.commit().await?;
+        Ok(Admission::Accepted)
+    }
+
+    /// Releases a held job of `api_key_id` to the queue, subject to the key's Parallelism.
+    /// None when the key has no such held job.
+    pub async fn release_held(
+        &self,
+        id: &str,
+        api_key_id: &str,
+        parallelism: i64,
+    ) -> Result<Option<Admission>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let held =
+            sqlx::query("SELECT 1 FROM jobs WHERE id = ? AND api_key_id = ? AND state = 'Held'")
+                .bind(id)
+                .bind(api_key_id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+        if !held {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        let active = active_jobs(&mut tx, api_key_id).await?;
+        if active >= parallelism {
+            tx.rollback().await?;
+            return Ok(Some(Admission::AtLimit { active }));
+        }
+        sqlx::query("UPDATE jobs SET state = 'Queued' WHERE id = ? AND state = 'Held'")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(Admission::Accepted))
+    }
+
+    /// Claims the oldest queued job in one statement: Running, attempt + 1, leased to `owner`.
+    /// A job whose key already runs its Parallelism of nests is passed over (this matters when
+    /// several nodes claim at once; admission already caps queued plus running).
+    pub async fn claim(
+        &self,
+        owner: &str,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Claimed>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, \
+             started_at = COALESCE(started_at, ?) \
+             WHERE id = (SELECT j.id FROM jobs j LEFT JOIN api_keys k ON k.id = j.api_key_id \
+                 WHERE j.state = 'Queued' AND (k.id IS NULL OR k.parallelism > \
+                     (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id AND r.state = 'Running')) \
+                 ORDER BY j.created_at, j.id LIMIT 1) \
+             AND state = 'Queued' \
+             RETURNING id, attempt, kind, request, webhook_uri",
+        )
+        .bind(owner)
+        .bind(now_ms + lease_ms)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| Claimed {
+            id: r.get("id"),
+            attempt: r.get("attempt"),
+            kind: r.get("kind"),
+            request: r.get("request"),
+            webhook_uri: r.get("webhook_uri"),
+        }))
+    }
+
+    /// Extends the lease of a running job. False when this attempt no longer holds it.
+    pub async fn heartbeat(
+        &self,
+        id: &str,
+        attempt: i64,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let r = sqlx::query("UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'Running'")
+            .bind(now_ms + lease_ms)
+            .bind(id)
+            .bind(attempt)
+            .execute(&self.pool)
+            .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// Gives a running job back to the queue (graceful shutdown). False when this attempt no
+    /// longer holds it.
+    pub async fn hand_back(&self, id: &str, attempt: i64) -> Result<bool, StoreError> {
+        let r = sqlx::query(
+            "UPDATE jobs SET state = 'Queued', lease_owner = NULL, lease_expires_at = NULL \
+             WHERE id = ? AND attempt = ? AND state = 'Running'",
+        )
+        .bind(id)
+        .bind(attempt)
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// Ends a job (Completed with its final result, or Failed with an error) and writes its
+    /// deliveries, in one transaction, only if `attempt` still holds the job. False when it
+    /// does not.
+    pub async fn finish(
+        &self,
+        id: &str,
+        attempt: i64,
+        outcome: Outcome<'_>,
+        deliveries: &[Delivery<'_>],
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let (state, result, error) = match &outcome {
+            Outcome::Completed(r) => ("Completed", Some(r), None),
+            Outcome::Failed { error } => ("Failed", None, Some(*error)),
+        };
+        let r = sqlx::query(
+            "UPDATE jobs SET state = ?, result_id = ?, error = ?, completed_at = ?, lease_owner = NULL, \
+             lease_expires_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running'",
+        )
+        .bind(state)
+        .bind(result.map(|r| r.id))
+        .bind(error)
+        .bind(now_ms)
+        .bind(id)
+        .bind(attempt)
+        .execute(&mut *tx)
+        .await?;
+        if r.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        if let Some(result) = result {
+            super::results::insert(&mut tx, id, result, now_ms).await?;
+        }
+        super::outbox::insert(&mut tx, id, deliveries, now_ms).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Stores an interim result and its deliveries, only while `attempt` holds the job.
+    pub async fn add_interim(
+        &self,
+        id: &str,
+        attempt: i64,
+        result: &ResultRecord<'_>,
+        deliveries: &[Delivery<'_>],
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let holds =
+            sqlx::query("SELECT 1 FROM jobs WHERE id = ? AND attempt = ? AND state = 'Running'")
+                .bind(id)
+                .bind(attempt)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+        if !holds {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        super::results::insert(&mut tx, id, result, now_ms).await?;
+        super::outbox::insert(&mut tx, id, deliveries, now_ms).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Returns jobs whose lease expired to the queue, or fails them after `max_attempts`.
+    /// Returns (requeued, failed).
+    pub async fn rescue_expired(
+        &self,
+        max_attempts: i64,
+        now_ms: i64,
+    ) -> Result<(u64, u64), StoreError> {
+        self.take_back(Lost::Expired, max_attempts, now_ms, |_, _| None)
+            .await
+    }
+
+    /// Takes back running jobs whose worker is gone (`Lost::Expired`: the lease ran out;
+    /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
+    /// A job already tried `max_attempts` times is failed instead of queued again (a job that
+    /// kills its worker must not do so forever); when it has a webhook, `error_body(job_id,
+    /// error)` is the body of its Error delivery, written in the same transaction.
+    /// Returns (requeued, failed).
+    pub async fn take_back(
+        &self,
+        lost: Lost,
+        max_attempts: i64,
+        now_ms: i64,
+        error_body: impl Fn(&str, &str) -> Option<String>,
+    ) -> Result<(u64, u64), StoreError> {
+        // Lost::All uses a cut-off no lease can be beyond
+        let cutoff = match lost {
+            Lost::Expired => now_ms,
+            Lost::All => i64::MAX,
+        };
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let failed = sqlx::query(
+            "UPDATE jobs SET state = 'Failed', error = 'the job was interrupted ' || attempt || ' times and was not retried again', \
+             completed_at = ?, lease_owner = NULL, lease_expires_at = NULL \
+             WHERE state = 'Running' AND lease_expires_at < ? AND attempt >= ? \
+             RETURNING id, error, webhook_uri",
+        )
+        .bind(now_ms)
+        .bind(cutoff)
+        .bind(max_attempts)
+        .fetch_all(&mut *tx)
+        .await?;
+        for row in &failed {
+            let (id, error, uri): (String, String, Option<String>) =
+                (row.get("id"), row.get("error"), row.get("webhook_uri"));
+            if let (Some(uri), Some(body)) = (uri, error_body(&id, &error)) {
+                super::outbox::insert(
+                    &mut tx,
+                    &id,
+                    &[Delivery {
+                        uri: &uri,
+                        body: &body,
+                    }],
+                    now_ms,
+                )
+                .await?;
+            }
+        }
+        let requeued = sqlx::query(
+            "UPDATE jobs SET state = 'Queued', lease_owner = NULL, lease_expires_at = NULL WHERE state = 'Running' AND lease_expires_at < ?",
+        )
+        .bind(cutoff)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok((requeued, failed.len() as u64))
+    }
+
+    /// At the start of a single-process server every Running job is an orphan: back to the
+    /// queue (or failed after `max_attempts`, see `take_back`).
+    pub async fn recover_orphans(&self) -> Result<u64, StoreError> {
+        Ok(self.take_back(Lost::All, i64::MAX, 0, |_, _| None).await?.0)
+    }
+
+    pub async fn status(&self, id: &str) -> Result<Option<JobStatus>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, state, attempt, result_id, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| JobStatus {
+            id: r.get("id"),
+            state: JobState::parse(r.get::<String, _>("state").as_str()),
+            attempt: r.get("attempt"),
+            result_id: r.get("result_id"),
+            error: r.get("error"),
+            completed_at: r.get("completed_at"),
+            webhook_uri: r.get("webhook_uri"),
+            api_key_id: r.get("api_key_id"),
+        }))
+    }
+
+    /// The job, if it belongs to `account_id` (any key of the account may look at it).
+    pub async fn status_for_account(
+        &self,
+        id: &str,
+        account_id: i64,
+    ) -> Result<Option<JobStatus>, StoreError> {
+        let owned = sqlx::query(
+            "SELECT 1 FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = ? AND k.account_id = ?",
+        )
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .is_some();
+        if owned {
+            self.status(id).await
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Number of jobs in each state (for readiness and the load benchmark).
+    pub async fn count_state(&self, state: JobState) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query("SELECT COUNT(*) AS n FROM jobs WHERE state = ?")
+                .bind(state.as_str())
+                .fetch_one(&self.pool)
+                .await?
+                .get("n"),
+        )
+    }
+}
+
+async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
+    ex: E,
+    job: &NewJob<'_>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .bind(job.id)
+        .bind(job.api_key_id)
+        .bind(job.kind)
+        .bind(if job.held { "Held" } else { "Queued" })
+        .bind(job.request)
+        .bind(job.webhook_uri)
+        .bind(now_ms)
+        .execute(ex)
+        .await?;
+    Ok(())
+}
+
+async fn active_jobs(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    api_key_id: &str,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query(
+        "SELECT COUNT(*) AS n FROM jobs WHERE api_key_id = ? AND state IN ('Queued', 'Running')",
+    )
+    .bind(api_key_id)
+    .fetch_one(&mut **tx)
+    .await?
+    .get("n"))
+}

@@ -1,0 +1,375 @@
+//! Response and webhook bodies (spec "Resources" and "Events", DESIGN 5.3), PascalCase exactly
+//! as named there.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Submission acknowledgement; 400 and 401 answers of the submission endpoints use this shape
+/// too, with `Errors` saying what was wrong.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ApiNestingResult {
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    /// Why the request was refused (absent on success).
+    #[serde(rename = "Error", skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Every problem found, each naming its field by JSON path.
+    #[serde(rename = "Errors", skip_serializing_if = "Vec::is_empty", default)]
+    pub errors: Vec<FieldErrorBody>,
+    /// What was accepted but ignored or adjusted (skipped DXF entities, unused settings).
+    #[serde(rename = "Warnings", skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct FieldErrorBody {
+    #[serde(rename = "FieldName")]
+    pub field_name: String,
+    #[serde(rename = "Message")]
+    pub message: String,
+}
+
+/// Errors of endpoints that have no shape of their own: `{Success: false, Error}`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ErrorBody {
+    #[serde(rename = "Success")]
+    pub success: bool,
+    #[serde(rename = "Error")]
+    pub error: String,
+}
+
+/// GET /v1/nesting/status.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestingStatusResponse {
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    /// Queued, Running, Completed or Failed (a held job reports Queued).
+    #[serde(rename = "Status")]
+    pub status: String,
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: Option<String>,
+    #[serde(rename = "Error")]
+    pub error: Option<String>,
+    #[serde(rename = "CompletedAt")]
+    pub completed_at: Option<String>,
+}
+
+/// Body of POST /v1/nesting/delayedstart and /v1/nesting/continue.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default)]
+pub struct RequestIdBody {
+    #[serde(rename = "RequestId")]
+    pub request_id: Option<String>,
+}
+
+/// Body of POST /v1/nesting/result/.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default)]
+pub struct ResultQuery {
+    #[serde(rename = "RequestId")]
+    pub request_id: Option<String>,
+    /// None or empty: the job's latest result.
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: Option<String>,
+}
+
+/// Continue acknowledgement (delayed start, continue).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ContinueAck {
+    #[serde(rename = "Success")]
+    pub success: bool,
+    #[serde(rename = "ErrorReason")]
+    pub error_reason: Option<String>,
+}
+
+/// GET /v1/apiKey/validUntil.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct KeyExpiry {
+    /// A key that never expires reports 9999-12-31T23:59:59Z.
+    #[serde(rename = "Expires")]
+    pub expires: String,
+}
+
+/// GET /v1/auth/validate.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct AuthValidation {
+    #[serde(rename = "Valid")]
+    pub valid: bool,
+    #[serde(rename = "UserId")]
+    pub user_id: i64,
+    #[serde(rename = "KeyType")]
+    pub key_type: String,
+}
+
+/// The webhook body of standard 2D nests.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestingResultData {
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    /// The same value under the name the spec gives it in webhook payloads.
+    #[serde(rename = "NestIdentifier")]
+    pub nest_identifier: String,
+    #[serde(rename = "Status")]
+    pub status: NestingStatusMessage,
+}
+
+/// NestingStatus: 0 interim result, 1 complete, 2 error (DESIGN 5.3).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestingStatusMessage {
+    #[serde(rename = "NestingStatus")]
+    pub nesting_status: i32,
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: Option<String>,
+    #[serde(rename = "ErrorReport")]
+    pub error_report: Option<String>,
+    #[serde(rename = "ErrorCode")]
+    pub error_code: Option<String>,
+    #[serde(rename = "Utilisation", skip_serializing_if = "Option::is_none")]
+    pub utilisation: Option<f64>,
+    #[serde(rename = "SheetsUsed", skip_serializing_if = "Option::is_none")]
+    pub sheets_used: Option<u32>,
+    #[serde(rename = "PartsRequested", skip_serializing_if = "Option::is_none")]
+    pub parts_requested: Option<u32>,
+    #[serde(rename = "PartsPlaced", skip_serializing_if = "Option::is_none")]
+    pub parts_placed: Option<u32>,
+    #[serde(rename = "PartsUnplaced", skip_serializing_if = "Option::is_none")]
+    pub parts_unplaced: Option<u32>,
+    #[serde(rename = "ElapsedSeconds", skip_serializing_if = "Option::is_none")]
+    pub elapsed_seconds: Option<f64>,
+    #[serde(rename = "Units", skip_serializing_if = "Option::is_none")]
+    pub units: Option<String>,
+    #[serde(rename = "NestedSheetsInfo")]
+    pub nested_sheets_info: Vec<NestedSheetInfo>,
+    #[serde(rename = "UnplacedParts")]
+    pub unplaced_parts: Vec<UnplacedPart>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestedSheetInfo {
+    #[serde(rename = "SheetIdentifier")]
+    pub sheet_identifier: String,
+    #[serde(rename = "Multiplicity")]
+    pub multiplicity: u32,
+    #[serde(rename = "XDimension")]
+    pub x_dimension: f64,
+    #[serde(rename = "YDimension")]
+    pub y_dimension: f64,
+    #[serde(rename = "Utilisation")]
+    pub utilisation: f64,
+    #[serde(rename = "UsedLength")]
+    pub used_length: f64,
+    #[serde(rename = "PartCount")]
+    pub part_count: u32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct UnplacedPart {
+    #[serde(rename = "PartIdentifier")]
+    pub part_identifier: String,
+    #[serde(rename = "UnplacedQuantity")]
+    pub unplaced_quantity: u32,
+    #[serde(rename = "Reason")]
+    pub reason: String,
+}
+
+/// Summary figures of a result (the statistics of DESIGN 5.3).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestStatistics {
+    #[serde(rename = "Utilisation")]
+    pub utilisation: f64,
+    #[serde(rename = "SheetsUsed")]
+    pub sheets_used: u32,
+    #[serde(rename = "PartsRequested")]
+    pub parts_requested: u32,
+    #[serde(rename = "PartsPlaced")]
+    pub parts_placed: u32,
+    #[serde(rename = "PartsUnplaced")]
+    pub parts_unplaced: u32,
+    #[serde(rename = "UsedLength")]
+    pub used_length: f64,
+    #[serde(rename = "ElapsedSeconds")]
+    pub elapsed_seconds: f64,
+}
+
+/// One placed part (DESIGN 5.2): mirror about the part's local Y axis when Mirrored, rotate
+/// Rotation degrees counter-clockwise about its local origin, translate by (X, Y) from the
+/// sheet's bottom-left corner.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct PlacementBody {
+    #[serde(rename = "PartIdentifier")]
+    pub part_identifier: String,
+    #[serde(rename = "InstanceIndex")]
+    pub instance_index: u32,
+    #[serde(rename = "X")]
+    pub x: f64,
+    #[serde(rename = "Y")]
+    pub y: f64,
+    #[serde(rename = "Rotation")]
+    pub rotation: f64,
+    #[serde(rename = "Mirrored")]
+    pub mirrored: bool,
+    #[serde(rename = "IsFiller")]
+    pub is_filler: bool,
+}
+
+/// One distinct sheet layout of NestingResultResponse.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct SheetLayoutBody {
+    #[serde(rename = "SheetIdentifier")]
+    pub sheet_identifier: String,
+    #[serde(rename = "LayoutIndex")]
+    pub layout_index: u32,
+    #[serde(rename = "Multiplicity")]
+    pub multiplicity: u32,
+    #[serde(rename = "XDimension")]
+    pub x_dimension: f64,
+    #[serde(rename = "YDimension")]
+    pub y_dimension: f64,
+    #[serde(rename = "Utilisation")]
+    pub utilisation: f64,
+    #[serde(rename = "UsedLength")]
+    pub used_length: f64,
+    #[serde(rename = "Placements")]
+    pub placements: Vec<PlacementBody>,
+    /// Common cuts come with the common-cut settings; none are made yet.
+    #[serde(rename = "CommonCuts")]
+    pub common_cuts: Vec<serde_json::Value>,
+}
+
+/// The machine-readable layout (the Result export, and `kerf nest --out`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestingResultResponse {
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: String,
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    #[serde(rename = "Units")]
+    pub units: String,
+    /// The evaluation backend that ran the search ("cpu" or "gpu: NAME").
+    #[serde(rename = "Engine")]
+    pub engine: String,
+    #[serde(rename = "Sheets")]
+    pub sheets: Vec<SheetLayoutBody>,
+    #[serde(rename = "UnplacedParts")]
+    pub unplaced_parts: Vec<UnplacedPart>,
+    #[serde(rename = "Statistics")]
+    pub statistics: NestStatistics,
+}
+
+/// One nest (distinct layout) of a report; renderings come with the exports.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ReportNest {
+    #[serde(rename = "LayoutIndex")]
+    pub layout_index: u32,
+    #[serde(rename = "SheetIdentifier")]
+    pub sheet_identifier: String,
+    #[serde(rename = "Multiplicity")]
+    pub multiplicity: u32,
+    #[serde(rename = "XDimension")]
+    pub x_dimension: f64,
+    #[serde(rename = "YDimension")]
+    pub y_dimension: f64,
+    #[serde(rename = "Utilisation")]
+    pub utilisation: f64,
+    #[serde(rename = "UsedLength")]
+    pub used_length: f64,
+    #[serde(rename = "PartCount")]
+    pub part_count: u32,
+    #[serde(rename = "Placements")]
+    pub placements: Vec<PlacementBody>,
+    #[serde(rename = "Base64EncodedRendering")]
+    pub base64_encoded_rendering: Option<String>,
+    #[serde(rename = "RenderFormat")]
+    pub render_format: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ReportPart {
+    #[serde(rename = "PartIdentifier")]
+    pub part_identifier: String,
+    #[serde(rename = "PartName")]
+    pub part_name: String,
+    #[serde(rename = "Requested")]
+    pub requested: u32,
+    #[serde(rename = "Placed")]
+    pub placed: u32,
+    /// True-shape area in square millimetres, holes subtracted.
+    #[serde(rename = "Area")]
+    pub area: f64,
+    #[serde(rename = "Base64EncodedPreview")]
+    pub base64_encoded_preview: Option<String>,
+}
+
+/// POST /v1/nesting/result/: the report source plus the status message last delivered.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ReportSourceResponseV1 {
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: String,
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    #[serde(rename = "Units")]
+    pub units: String,
+    #[serde(rename = "Summary")]
+    pub summary: NestStatistics,
+    #[serde(rename = "Nests")]
+    pub nests: Vec<ReportNest>,
+    #[serde(rename = "Parts")]
+    pub parts: Vec<ReportPart>,
+    #[serde(rename = "UnplacedParts")]
+    pub unplaced_parts: Vec<UnplacedPart>,
+    #[serde(rename = "Status")]
+    pub status: Option<NestingStatusMessage>,
+}
+
+/// GET /v1/nesting/failures: one failed job, or a job whose delivery gave up.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct FailureBody {
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    #[serde(rename = "Status")]
+    pub status: String,
+    #[serde(rename = "Error")]
+    pub error: Option<String>,
+    #[serde(rename = "FailedAt")]
+    pub failed_at: Option<String>,
+    #[serde(rename = "Deliveries")]
+    pub deliveries: Vec<DeliveryBody>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct DeliveryBody {
+    #[serde(rename = "Uri")]
+    pub uri: String,
+    #[serde(rename = "Attempts")]
+    pub attempts: i64,
+    #[serde(rename = "LastAttemptUtc")]
+    pub last_attempt_utc: Option<String>,
+    #[serde(rename = "LastStatusCode")]
+    pub last_status_code: Option<i64>,
+    #[serde(rename = "LastError")]
+    pub last_error: Option<String>,
+    #[serde(rename = "GaveUp")]
+    pub gave_up: bool,
+}
+
+/// GET /readyz.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct Readiness {
+    #[serde(rename = "Ready")]
+    pub ready: bool,
+    #[serde(rename = "Store")]
+    pub store: String,
+    /// The compute adapter: the GPU's name or "cpu".
+    #[serde(rename = "Compute")]
+    pub compute: String,
+}
+
+/// A UTC timestamp on the wire (RFC 3339, milliseconds, `Z`).
+pub fn utc(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// What a key that never expires reports as its expiry (the spec's 31/12/9999).
+pub const NEVER_EXPIRES: &str = "9999-12-31T23:59:59Z";

@@ -1,0 +1,186 @@
+//! Engine results -> wire bodies: the layout (NestingResultResponse), the webhook's status
+//! message and the report (ReportSourceResponseV1). One place builds each figure, so the
+//! webhook, the result endpoint and the CLI's file agree.
+
+use super::responses::*;
+use crate::nest2d::{NestResult, Problem};
+
+/// NestingStatus values (DESIGN 5.3).
+pub const STATUS_INTERIM: i32 = 0;
+pub const STATUS_COMPLETE: i32 = 1;
+pub const STATUS_ERROR: i32 = 2;
+
+fn statistics(r: &NestResult) -> NestStatistics {
+    NestStatistics {
+        utilisation: r.stats.utilisation,
+        sheets_used: r.stats.sheets_used,
+        parts_requested: r.stats.parts_requested,
+        parts_placed: r.stats.parts_placed,
+        parts_unplaced: r.stats.parts_unplaced,
+        used_length: r.stats.used_length,
+        elapsed_seconds: r.stats.elapsed_s,
+    }
+}
+
+fn unplaced(problem: &Problem, r: &NestResult) -> Vec<UnplacedPart> {
+    r.unplaced
+        .iter()
+        .map(|u| UnplacedPart {
+            part_identifier: problem.parts[u.part].id.clone(),
+            unplaced_quantity: u.quantity,
+            reason: u.reason.clone(),
+        })
+        .collect()
+}
+
+/// The machine-readable layout.
+pub fn layout(
+    problem: &Problem,
+    r: &NestResult,
+    request_id: &str,
+    result_id: &str,
+) -> NestingResultResponse {
+    NestingResultResponse {
+        result_identity: result_id.into(),
+        request_id: request_id.into(),
+        units: "mm".into(),
+        engine: r.engine.clone(),
+        sheets: r
+            .layouts
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (w, h) = problem.sheets[l.sheet].extent();
+                SheetLayoutBody {
+                    sheet_identifier: problem.sheets[l.sheet].id.clone(),
+                    layout_index: i as u32,
+                    multiplicity: l.multiplicity,
+                    x_dimension: w,
+                    y_dimension: h,
+                    utilisation: l.utilisation,
+                    used_length: l.used_length,
+                    placements: l
+                        .placements
+                        .iter()
+                        .map(|p| PlacementBody {
+                            part_identifier: problem.parts[p.part].id.clone(),
+                            instance_index: p.instance,
+                            x: p.x,
+                            y: p.y,
+                            rotation: p.rotation,
+                            mirrored: p.mirrored,
+                            is_filler: p.is_filler,
+                        })
+                        .collect(),
+                    common_cuts: Vec::new(),
+                }
+            })
+            .collect(),
+        unplaced_parts: unplaced(problem, r),
+        statistics: statistics(r),
+    }
+}
+
+/// The webhook's status message for a result (`nesting_status` 0 interim or 1 final).
+pub fn status_message(
+    problem: &Problem,
+    r: &NestResult,
+    result_id: &str,
+    nesting_status: i32,
+) -> NestingStatusMessage {
+    let s = statistics(r);
+    NestingStatusMessage {
+        nesting_status,
+        result_identity: Some(result_id.into()),
+        error_report: None,
+        error_code: None,
+        utilisation: Some(s.utilisation),
+        sheets_used: Some(s.sheets_used),
+        parts_requested: Some(s.parts_requested),
+        parts_placed: Some(s.parts_placed),
+        parts_unplaced: Some(s.parts_unplaced),
+        elapsed_seconds: Some(s.elapsed_seconds),
+        units: Some("mm".into()),
+        nested_sheets_info: r
+            .layouts
+            .iter()
+            .map(|l| {
+                let (w, h) = problem.sheets[l.sheet].extent();
+                NestedSheetInfo {
+                    sheet_identifier: problem.sheets[l.sheet].id.clone(),
+                    multiplicity: l.multiplicity,
+                    x_dimension: w,
+                    y_dimension: h,
+                    utilisation: l.utilisation,
+                    used_length: l.used_length,
+                    part_count: l.placements.len() as u32,
+                }
+            })
+            .collect(),
+        unplaced_parts: unplaced(problem, r),
+    }
+}
+
+/// The Error delivery's status message: summary fields absent, the reason in ErrorReport.
+pub fn error_message(code: &str, report: &str) -> NestingStatusMessage {
+    NestingStatusMessage {
+        nesting_status: STATUS_ERROR,
+        error_report: Some(report.into()),
+        error_code: Some(code.into()),
+        ..Default::default()
+    }
+}
+
+/// The report of a result, without its Status (added when it is served).
+pub fn report(layout: &NestingResultResponse, problem: &Problem) -> ReportSourceResponseV1 {
+    let placed_of = |id: &str| -> u32 {
+        layout
+            .sheets
+            .iter()
+            .map(|s| {
+                s.multiplicity
+                    * s.placements
+                        .iter()
+                        .filter(|p| p.part_identifier == id && !p.is_filler)
+                        .count() as u32
+            })
+            .sum()
+    };
+    ReportSourceResponseV1 {
+        result_identity: layout.result_identity.clone(),
+        request_id: layout.request_id.clone(),
+        units: layout.units.clone(),
+        summary: layout.statistics.clone(),
+        nests: layout
+            .sheets
+            .iter()
+            .map(|s| ReportNest {
+                layout_index: s.layout_index,
+                sheet_identifier: s.sheet_identifier.clone(),
+                multiplicity: s.multiplicity,
+                x_dimension: s.x_dimension,
+                y_dimension: s.y_dimension,
+                utilisation: s.utilisation,
+                used_length: s.used_length,
+                part_count: s.placements.len() as u32,
+                placements: s.placements.clone(),
+                base64_encoded_rendering: None,
+                render_format: None,
+            })
+            .collect(),
+        parts: problem
+            .parts
+            .iter()
+            .map(|p| ReportPart {
+                part_identifier: p.id.clone(),
+                part_name: p.id.clone(),
+                requested: p.quantity,
+                placed: placed_of(&p.id),
+                area: p.geometry.area(),
+                base64_encoded_preview: None,
+            })
+            .collect(),
+        unplaced_parts: layout.unplaced_parts.clone(),
+        status: None,
+    }
+}
