@@ -314,3 +314,16 @@ fn the_webhook_must_be_absolute_https_unless_results_stream_over_the_hub() {
     let errs = submit(&json!({"ResultsWebhookUri": "https://example.test/h"})).unwrap_err();
     assert!(errs.iter().any(|e| e.field == "Request"), "{errs:?}");
 }
+
+#[test]
+fn a_request_for_too_many_instances_is_refused_before_it_is_nested() {
+    let mut v = good();
+    v["Request"]["Parts"][0]["Quantity"] = json!(i32::MAX);
+    let errors = convert(&v).unwrap_err();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.field == "Request.Parts" && e.message.contains("at most 100000")),
+        "{errors:?}"
+    );
+}

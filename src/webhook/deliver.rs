@@ -7,15 +7,18 @@
 use super::{schedule, AddressGuard};
 use crate::store::{now_ms, DueDelivery, Store};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
 
 /// A receiver must answer within this.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(15);
-/// Deliveries sent at once.
-const BATCH: i64 = 32;
+/// Deliveries in flight at once.
+const MAX_IN_FLIGHT: usize = 64;
+/// How often to look at the outbox while deliveries are in flight and nothing wakes us.
+const POLL_WHILE_BUSY: Duration = Duration::from_millis(200);
 /// The longest sleep between looks at the outbox when nothing wakes the deliverer.
 const MAX_IDLE: Duration = Duration::from_secs(5);
 
@@ -94,39 +97,71 @@ impl Deliverer {
         })
     }
 
-    /// Sends due deliveries until `shutdown`; a send in flight finishes first.
+    /// Sends due deliveries until `shutdown`; sends in flight finish first. Each delivery is
+    /// its own task (a slow receiver holds up nobody else); a delivery in flight is not
+    /// fetched again.
     pub async fn run(self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
+        let this = Arc::new(self);
+        let in_flight: Arc<Mutex<HashSet<i64>>> = Arc::default();
+        let mut tasks = tokio::task::JoinSet::new();
         loop {
             if *shutdown.borrow() {
-                return;
+                break;
             }
-            let sent = match self.store.due_deliveries(now_ms(), BATCH).await {
-                Ok(due) => {
-                    let n = due.len();
-                    let sends = due.into_iter().map(|d| self.deliver(d));
-                    futures_join_all(sends).await;
-                    n
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "reading the outbox failed");
-                    0
+            while tasks.try_join_next().is_some() {}
+            let room = MAX_IN_FLIGHT.saturating_sub(tasks.len());
+            let fetched = if room == 0 {
+                0
+            } else {
+                // in-flight rows are still due: ask for enough to see past them
+                let limit = (room + in_flight.lock().unwrap().len()) as i64;
+                match this.store.due_deliveries(now_ms(), limit).await {
+                    Ok(due) => {
+                        let mut started = 0;
+                        for d in due {
+                            if !in_flight.lock().unwrap().insert(d.id) {
+                                continue;
+                            }
+                            started += 1;
+                            let (this, in_flight) = (this.clone(), in_flight.clone());
+                            tasks.spawn(async move {
+                                let id = d.id;
+                                this.deliver(d).await;
+                                in_flight.lock().unwrap().remove(&id);
+                            });
+                        }
+                        started
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "reading the outbox failed");
+                        0
+                    }
                 }
             };
-            if sent as i64 == BATCH {
+            if fetched > 0 && tasks.len() < MAX_IN_FLIGHT {
                 continue;
             }
-            let idle = match self.store.next_delivery_at().await {
+            let idle = match this.store.next_delivery_at().await {
                 Ok(Some(t)) => Duration::from_millis(
                     (t - now_ms()).clamp(0, MAX_IDLE.as_millis() as i64) as u64,
                 ),
                 _ => MAX_IDLE,
             };
+            // a delivery in flight is still "due": do not spin on it, wait for a wake-up,
+            // a task to end or the idle time
+            let idle = if idle.is_zero() {
+                POLL_WHILE_BUSY
+            } else {
+                idle
+            };
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(idle) => {}
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
                 _ = shutdown.changed() => {}
             }
         }
+        while tasks.join_next().await.is_some() {}
     }
 
     async fn deliver(&self, d: DueDelivery) {
@@ -209,18 +244,4 @@ fn jitter() -> f64 {
     let mut b = [0u8; 4];
     let _ = getrandom::fill(&mut b);
     u32::from_le_bytes(b) as f64 / (u32::MAX as f64 + 1.0)
-}
-
-async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl Iterator<Item = F>) {
-    // a handful of sends at once, on this task: no spawning, so no 'static bounds
-    let mut pinned: Vec<std::pin::Pin<Box<F>>> = futures.map(Box::pin).collect();
-    std::future::poll_fn(|cx| {
-        pinned.retain_mut(|f| f.as_mut().poll(cx).is_pending());
-        if pinned.is_empty() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await
 }

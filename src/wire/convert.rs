@@ -52,6 +52,10 @@ pub const DEFAULT_RUN_TIME_S: f64 = 60.0;
 /// The longest run a request may ask for.
 pub const MAX_RUN_TIME_S: f64 = 24.0 * 3600.0;
 
+/// The most part instances (quantities plus filler quantities) one nest may ask for: far past
+/// what fits on the sheets of real jobs, and a bound on the memory one request can claim.
+pub const MAX_PART_INSTANCES: u64 = 100_000;
+
 /// A request turned into an engine problem.
 #[derive(Debug)]
 pub struct Converted {
@@ -157,6 +161,18 @@ pub fn to_problem(
                 ));
             }
         }
+    }
+    let instances: u64 = parts
+        .iter()
+        .map(|p: &PartSpec| p.quantity as u64 + p.filler_quantity as u64)
+        .sum();
+    if instances > MAX_PART_INSTANCES {
+        e.add(
+            format!("{at}.Parts"),
+            format!(
+                "{instances} part instances (quantities and filler quantities) in one nest; at most {MAX_PART_INSTANCES} are accepted"
+            ),
+        );
     }
     let mut sheets = Vec::new();
     match req.sheets.as_deref() {
