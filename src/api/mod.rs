@@ -110,6 +110,12 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
     r.fallback(|method: Method, uri: axum::http::Uri| async move {
         ApiError::not_found(format!("no endpoint {method} {}", uri.path()))
     })
+    .method_not_allowed_fallback(|method: Method, uri: axum::http::Uri| async move {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} does not take {method}", uri.path()),
+        )
+    })
     .layer(DefaultBodyLimit::max(body_limit))
     .layer(axum::middleware::from_fn(
         move |req: Request, next: Next| refuse_declared_oversize(body_limit, req, next),

@@ -27,8 +27,9 @@ pub struct SubmissionQuery {
     #[serde(rename = "ResultsWebhookUri")]
     #[param(rename = "ResultsWebhookUri")]
     pub results_webhook_uri: Option<String>,
+    /// true or false (read as text so that a wrong value gets a clear message).
     #[serde(rename = "AutomaticallyStartNesting")]
-    #[param(rename = "AutomaticallyStartNesting")]
+    #[param(rename = "AutomaticallyStartNesting", value_type = Option<bool>)]
     pub automatically_start_nesting: Option<String>,
 }
 
@@ -79,7 +80,10 @@ fn submission_request(
         req.results_webhook_uri = query.results_webhook_uri;
     }
     if req.automatically_start_nesting.is_none() {
-        if let Some(v) = query.automatically_start_nesting {
+        if let Some(v) = query
+            .automatically_start_nesting
+            .filter(|v| !v.trim().is_empty())
+        {
             req.automatically_start_nesting = Some(match v.trim().to_ascii_lowercase().as_str() {
                 "true" | "1" => true,
                 "false" | "0" => false,
@@ -247,6 +251,16 @@ fn required_id(value: Option<String>, field: &str) -> Result<String, ApiError> {
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct StatusQuery {
+    #[param(rename = "RequestId", min_length = 1)]
+    pub request_id: String,
+}
+
+/// Documents the optional RequestId filter of the failures listing.
+#[derive(Debug, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct FailuresQuery {
+    /// Only this job.
     #[param(rename = "RequestId")]
     pub request_id: Option<String>,
 }
@@ -416,7 +430,7 @@ pub async fn delayed_start(
 }
 
 /// Failed jobs, and jobs whose webhook delivery gave up, of the caller's account.
-#[utoipa::path(get, path = "/v1/nesting/failures", tag = "nesting", params(StatusQuery),
+#[utoipa::path(get, path = "/v1/nesting/failures", tag = "nesting", params(FailuresQuery),
     responses((status = 200, description = "newest first, at most 500", body = [wire::FailureBody])),
     security(("bearer" = [])))]
 pub async fn failures(

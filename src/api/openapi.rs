@@ -16,15 +16,51 @@ use utoipa::{Modify, OpenApi};
         account::validate, account::valid_until,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;
 
+/// Declares the bearer scheme, and on every operation that needs a key the answers every such
+/// operation can give (401 key missing or refused, 406 wrong Accept), unless it states its own.
 struct BearerAuth;
 
 impl Modify for BearerAuth {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let error = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorBody")))
+                        .build(),
+                )
+                .build()
+        };
+        for item in doc.paths.paths.values_mut() {
+            for op in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if op.security.as_ref().is_none_or(|s| s.is_empty()) {
+                    continue;
+                }
+                let r = &mut op.responses.responses;
+                r.entry("401".into()).or_insert_with(|| {
+                    error("API key missing, unknown, expired or cancelled").into()
+                });
+                r.entry("406".into())
+                    .or_insert_with(|| error("Accept is not application/json").into());
+            }
+        }
         let components = doc.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "bearer",

@@ -59,6 +59,7 @@ pub struct NestingStatusResponse {
 #[serde(default)]
 pub struct RequestIdBody {
     #[serde(rename = "RequestId")]
+    #[schema(value_type = String, required = true, min_length = 1)]
     pub request_id: Option<String>,
 }
 
@@ -67,6 +68,7 @@ pub struct RequestIdBody {
 #[serde(default)]
 pub struct ResultQuery {
     #[serde(rename = "RequestId")]
+    #[schema(value_type = String, required = true, min_length = 1)]
     pub request_id: Option<String>,
     /// None or empty: the job's latest result.
     #[serde(rename = "ResultIdentity")]

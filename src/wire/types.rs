@@ -8,7 +8,9 @@ use utoipa::ToSchema;
 #[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default)]
 pub struct DxfNestingRequest {
+    /// Required (it may instead come as the Request query parameter).
     #[serde(rename = "Request")]
+    #[schema(required = true)]
     pub request: Option<Base64NestingRequest>,
     #[serde(rename = "ResultsWebhookUri")]
     pub results_webhook_uri: Option<String>,
