@@ -46,15 +46,20 @@ pub fn error_delivery_body(job_id: &str, code: &str, report: &str) -> String {
     })
 }
 
+/// The delivery of `body` to the job's webhook (none for a job without one: a held job whose
+/// results stream over the hub).
+fn to_webhook<'a>(job: &'a Claimed, body: &'a str) -> Vec<Delivery<'a>> {
+    job.webhook_uri
+        .iter()
+        .map(|uri| Delivery { uri, body })
+        .collect()
+}
+
 /// Ends a job as Failed, with an Error delivery when it has a webhook.
 pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
     tracing::warn!(job = %job.id, code, error, "job failed");
     let body = error_delivery_body(&job.id, code, error);
-    let deliveries: Vec<Delivery> = job
-        .webhook_uri
-        .iter()
-        .map(|uri| Delivery { uri, body: &body })
-        .collect();
+    let deliveries = to_webhook(job, &body);
     match ctx
         .store
         .finish(
@@ -233,14 +238,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
                     Err(_) => continue,
                 };
                 let b = bodies(&problem, &r, &job.id, results::STATUS_INTERIM);
-                let deliveries: Vec<Delivery> = job
-                    .webhook_uri
-                    .iter()
-                    .map(|uri| Delivery {
-                        uri,
-                        body: &b.delivery,
-                    })
-                    .collect();
+                let deliveries = to_webhook(&job, &b.delivery);
                 match store
                     .add_interim(&job.id, job.attempt, &b.record(), &deliveries, now_ms())
                     .await
@@ -308,14 +306,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
         }
     };
     let b = bodies(&problem, &result, &job.id, results::STATUS_COMPLETE);
-    let deliveries: Vec<Delivery> = job
-        .webhook_uri
-        .iter()
-        .map(|uri| Delivery {
-            uri,
-            body: &b.delivery,
-        })
-        .collect();
+    let deliveries = to_webhook(job, &b.delivery);
     match ctx
         .store
         .finish(

@@ -209,8 +209,10 @@ pub struct Server {
     pub base: String,
     pub dir: PathBuf,
     pub db: PathBuf,
-    /// The Admin key printed at the first start (None on later starts).
+    /// The Admin key printed at the first start.
     pub first_key: Option<String>,
+    /// Whether the latest start printed a key (only a start on an empty store may).
+    pub last_start_printed_key: bool,
     args: Vec<String>,
 }
 
@@ -243,6 +245,7 @@ impl Server {
             dir: dir.to_path_buf(),
             db,
             first_key: None,
+            last_start_printed_key: false,
             args,
         };
         s.spawn();
@@ -268,6 +271,7 @@ impl Server {
         });
         let end = Instant::now() + Duration::from_secs(60);
         let mut lines = Vec::new();
+        self.last_start_printed_key = false;
         loop {
             let line = rx
                 .recv_timeout(end.saturating_duration_since(Instant::now()))
@@ -277,7 +281,9 @@ impl Server {
                 break;
             }
             if line.starts_with("kerf_") {
-                self.first_key = Some(line.trim().to_string());
+                self.last_start_printed_key = true;
+                self.first_key
+                    .get_or_insert_with(|| line.trim().to_string());
             }
             lines.push(line);
         }
@@ -394,6 +400,12 @@ impl Client {
     }
     pub async fn post_json(&self, path: &str, body: &serde_json::Value) -> Answer {
         self.send(self.post(path).json(body)).await
+    }
+    /// Submits to `path` and returns the RequestId (the submission must be accepted).
+    pub async fn submit(&self, path: &str, body: &serde_json::Value) -> String {
+        let a = self.post_json(path, body).await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        a.body["RequestId"].as_str().unwrap().to_string()
     }
     pub async fn status(&self, request_id: &str) -> Answer {
         self.send(self.get(&format!("/v1/nesting/status?RequestId={request_id}")))
