@@ -98,11 +98,13 @@ impl Deliverer {
     }
 
     /// Sends due deliveries until `shutdown`; sends in flight finish first. Each delivery is
-    /// its own task (a slow receiver holds up nobody else); a delivery in flight is not
-    /// fetched again.
+    /// its own task (a slow receiver holds up nobody else), but one job has one delivery in
+    /// flight at a time, oldest first, so a receiver sees a job's interim results before its
+    /// final one (unless an attempt fails: then the next goes ahead while it waits to retry).
     pub async fn run(self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
         let this = Arc::new(self);
-        let in_flight: Arc<Mutex<HashSet<i64>>> = Arc::default();
+        // jobs with a delivery in flight
+        let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
         let mut tasks = tokio::task::JoinSet::new();
         loop {
             if *shutdown.borrow() {
@@ -113,21 +115,23 @@ impl Deliverer {
             let fetched = if room == 0 {
                 0
             } else {
-                // in-flight rows are still due: ask for enough to see past them
-                let limit = (room + in_flight.lock().unwrap().len()) as i64;
+                // rows of busy jobs are still due: ask for enough to see past some of them
+                let limit = (room + 4 * in_flight.lock().unwrap().len()) as i64;
                 match this.store.due_deliveries(now_ms(), limit).await {
                     Ok(due) => {
                         let mut started = 0;
                         for d in due {
-                            if !in_flight.lock().unwrap().insert(d.id) {
+                            if started == room
+                                || !in_flight.lock().unwrap().insert(d.job_id.clone())
+                            {
                                 continue;
                             }
                             started += 1;
                             let (this, in_flight) = (this.clone(), in_flight.clone());
                             tasks.spawn(async move {
-                                let id = d.id;
+                                let job = d.job_id.clone();
                                 this.deliver(d).await;
-                                in_flight.lock().unwrap().remove(&id);
+                                in_flight.lock().unwrap().remove(&job);
                             });
                         }
                         started
