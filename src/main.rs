@@ -57,6 +57,10 @@ enum Cmd {
         /// Largest request body, in MiB.
         #[arg(long, default_value_t = 64)]
         body_limit_mib: usize,
+        /// Nests a key may have waiting beyond its Parallelism (which caps those running);
+        /// past that, submissions are refused with 429.
+        #[arg(long, default_value_t = 100)]
+        max_queued_per_key: i64,
         /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
         #[arg(long)]
         webhook_retry_delays: Option<String>,
@@ -161,9 +165,11 @@ fn run(cli: Cli) -> Result<()> {
             webhook_allow_cidr,
             webhook_ca_file,
             body_limit_mib,
+            max_queued_per_key,
             webhook_retry_delays,
             workers,
         } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
+            max_queued_per_key,
             listen,
             database,
             webhook_allow_cidr,

@@ -376,3 +376,17 @@ fn binary_dxf_reads_like_ascii_and_splines_and_circles_flatten() {
         spline.geometry.area()
     );
 }
+
+#[test]
+fn a_decompression_bomb_is_refused_not_expanded() {
+    // one gzip member of 1 MiB of zeros, repeated: a few hundred KiB that would expand to
+    // more than the most one geometry may take
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let member = gz.finish().unwrap();
+    let members = (kerf::geometry::compression::MAX_DECODED >> 20) + 2;
+    let bomb: Vec<u8> = member.repeat(members);
+    assert!(bomb.len() < 2 << 20);
+    let err = Compression::GZip.decode(&bomb).unwrap_err();
+    assert!(err.contains("decompresses to more than"), "{err}");
+}

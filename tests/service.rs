@@ -100,8 +100,8 @@ async fn happy_path_delivers_interim_and_final_results_and_serves_them() {
         .iter()
         .all(|p| p["Area"].as_f64().unwrap() > 0.0 && p["Placed"] == p["Requested"]));
 
-    // an interim result stays available under its own identity
-    let interim = &earlier[0].body["Status"];
+    // the latest interim result stays available under its own identity
+    let interim = &earlier.last().unwrap().body["Status"];
     let r0 = api
         .post_json(
             "/v1/nesting/result/",
@@ -359,10 +359,15 @@ async fn sigterm_hands_running_jobs_back_and_they_finish_after_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_usage_key_at_its_parallelism_is_refused_with_429() {
+async fn a_key_runs_its_parallelism_at_once_queues_a_few_more_and_is_refused_past_that() {
     let dir = temp_dir("parallel");
     let receiver = Receiver::start(&dir).await;
-    let server = Server::start(&dir, Some(&receiver), &[]);
+    // two workers (this machine may have more cores), one waiting nest allowed per key
+    let server = Server::start(
+        &dir,
+        Some(&receiver),
+        &["--workers", "2", "--max-queued-per-key", "1"],
+    );
     let usage = server.create_key("Usage", 1, None);
     let api = server.client(&usage);
     let v = api.send(api.get("/v1/auth/validate")).await;
@@ -374,25 +379,34 @@ async fn a_usage_key_at_its_parallelism_is_refused_with_429() {
         3.0,
         false,
     );
-    let first = api.post_json("/v1/nesting", &req).await;
-    assert_eq!(first.status, 200, "{}", first.text);
-    let second = api.post_json("/v1/nesting", &req).await;
-    assert_eq!(second.status, 429, "{}", second.text);
-    assert_eq!(second.body["RequestId"], "");
-    assert!(second.body["Error"]
-        .as_str()
-        .unwrap()
-        .contains("Parallelism of 1"));
-    assert!(second.headers.get("retry-after").is_some());
-    // another key has its own allowance
+    let first = api.submit("/v1/nesting", &req).await;
+    api.wait_status(&first, "Running", Duration::from_secs(30))
+        .await;
+    let second = api.submit("/v1/nesting", &req).await;
+    // Parallelism 1: the second waits although a worker is free
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(api.status(&second).await.body["Status"], "Queued");
+    let third = api.post_json("/v1/nesting", &req).await;
+    assert_eq!(third.status, 429, "{}", third.text);
+    assert_eq!(third.body["RequestId"], "");
+    let why = third.body["Error"].as_str().unwrap();
+    assert!(
+        why.contains("Parallelism of 1") && why.contains("1 waiting"),
+        "{why}"
+    );
+    assert!(third.headers.get("retry-after").is_some());
+    // another key has its own allowance, and runs beside it
     let admin = server.client(server.first_key.as_deref().unwrap());
-    assert_eq!(admin.post_json("/v1/nesting", &req).await.status, 200);
-    // once the first has finished the key may submit again
-    let id = first.body["RequestId"].as_str().unwrap();
-    receiver.wait_final(id, FINAL_WAIT).await;
-    api.wait_status(id, "Completed", Duration::from_secs(10))
+    let other = admin.submit("/v1/nesting", &req).await;
+    admin
+        .wait_status(&other, "Running", Duration::from_secs(30))
+        .await;
+    // the first ends, the second runs, and the key may submit again
+    receiver.wait_final(&first, FINAL_WAIT).await;
+    api.wait_status(&second, "Running", Duration::from_secs(30))
         .await;
     assert_eq!(api.post_json("/v1/nesting", &req).await.status, 200);
+    receiver.wait_final(&second, FINAL_WAIT).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,6 +528,12 @@ async fn bad_requests_get_their_status_and_name_the_field() {
             "ResultsWebhookUri",
         ),
         (
+            "no key and no Accept: the key is checked first",
+            http.post(&url).json(&good),
+            401,
+            "Authorization",
+        ),
+        (
             "no Accept",
             http.post(&url).bearer_auth(&key).json(&good),
             406,
@@ -615,7 +635,7 @@ async fn bad_requests_get_their_status_and_name_the_field() {
                 a.text
             );
         }
-        if status == 401 && what != "no key" {
+        if status == 401 || status == 406 {
             assert_eq!(
                 a.body["RequestId"], "",
                 "{what}: the ApiNestingResult shape"

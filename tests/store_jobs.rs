@@ -433,3 +433,90 @@ async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled() {
     let secret = first.rsplit('_').next().unwrap();
     assert!(!text.contains(secret));
 }
+
+#[tokio::test]
+async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_at_a_time() {
+    let store = Store::open_sqlite(&temp_db("interim")).await.unwrap();
+    store.enqueue(&job("j", false), 0).await.unwrap();
+    store.enqueue(&job("k", false), 0).await.unwrap();
+    let c = store.claim("w", 60_000, 1).await.unwrap().unwrap();
+    let d = |body| Delivery {
+        uri: "https://x.test/h",
+        body,
+    };
+    assert!(store
+        .add_interim("j", c.attempt, &result("i1"), &[d("interim 1")], 2)
+        .await
+        .unwrap());
+    assert!(store
+        .add_interim("j", c.attempt, &result("i2"), &[d("interim 2")], 3)
+        .await
+        .unwrap());
+    let due = store.due_deliveries(10, 10).await.unwrap();
+    assert_eq!(
+        due.iter().map(|d| d.body.as_str()).collect::<Vec<_>>(),
+        ["interim 2"]
+    );
+    assert!(
+        store.result("j", Some("i1")).await.unwrap().is_none(),
+        "only the newest interim result is kept"
+    );
+    assert!(store.result("j", Some("i2")).await.unwrap().is_some());
+    // a stale attempt cannot add an interim result
+    assert!(!store
+        .add_interim("j", c.attempt + 1, &result("i3"), &[d("stale")], 4)
+        .await
+        .unwrap());
+    // the final result drops the undelivered interim delivery; two deliveries of one job go
+    // out one at a time, oldest first, while another job's go beside them
+    store
+        .finish(
+            "j",
+            c.attempt,
+            Outcome::Completed(result("f")),
+            &[d("final a"), d("final b")],
+            5,
+        )
+        .await
+        .unwrap();
+    let c2 = store.claim("w", 60_000, 6).await.unwrap().unwrap();
+    store
+        .finish(
+            "k",
+            c2.attempt,
+            Outcome::Failed { error: "e" },
+            &[d("k error")],
+            7,
+        )
+        .await
+        .unwrap();
+    let due = store.due_deliveries(10, 10).await.unwrap();
+    assert_eq!(
+        due.iter().map(|d| d.body.as_str()).collect::<Vec<_>>(),
+        ["final a", "k error"]
+    );
+    store.mark_delivered(due[0].id, 200, 11).await.unwrap();
+    let due = store.due_deliveries(12, 10).await.unwrap();
+    assert_eq!(
+        due.iter().map(|d| d.body.as_str()).collect::<Vec<_>>(),
+        ["final b", "k error"]
+    );
+    assert_eq!(store.result("j", None).await.unwrap().unwrap().id, "f");
+}
+
+#[tokio::test]
+async fn handing_a_job_back_at_shutdown_is_not_an_interruption() {
+    let store = Store::open_sqlite(&temp_db("handback")).await.unwrap();
+    store.enqueue(&job("j", false), 0).await.unwrap();
+    for t in 1..=5 {
+        let c = store.claim("w", 1_000, t).await.unwrap().unwrap();
+        assert!(store.hand_back("j", c.attempt).await.unwrap());
+        assert!(!store.hand_back("j", c.attempt).await.unwrap(), "once");
+    }
+    store.claim("w", 1_000, 10).await.unwrap().unwrap();
+    assert_eq!(
+        store.rescue_expired(3, 5_000).await.unwrap(),
+        (1, 0),
+        "five hand-backs and one expiry: requeued, not failed"
+    );
+}

@@ -1,7 +1,7 @@
 //! The caller: `Accept: application/json` (else 406) and `Authorization: Bearer <key>` (else
 //! 401), checked against the store's hashed keys on every request.
 
-use super::error::ApiError;
+use super::error::{ApiError, Shape};
 use super::AppState;
 use crate::store::{now_ms, ApiKey};
 use axum::extract::FromRequestParts;
@@ -11,6 +11,12 @@ use axum::http::{header, StatusCode};
 /// An authenticated caller.
 #[derive(Clone, Debug)]
 pub struct Caller(pub ApiKey);
+
+/// An authenticated caller of a submission endpoint: the same checks, refusals in the
+/// ApiNestingResult shape. As an extractor it runs before the body is read, so an
+/// unauthenticated request is refused without reading its body.
+#[derive(Clone, Debug)]
+pub struct Submitter(pub ApiKey);
 
 /// True when the Accept header names application/json (parameters such as `charset` and
 /// several comma-separated types are allowed; wildcards are not: the spec allows only
@@ -33,30 +39,48 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        // the key first: a caller without a valid key learns nothing else (401 before 406)
+        let key = authenticate(parts, state).await?;
         if !accepts_json(parts) {
             return Err(ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
                 "the Accept header must be application/json",
             ));
         }
-        let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, m);
-        let value = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| unauthorized("missing Authorization header (Bearer <API key>)"))?;
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|v| {
-                let (scheme, token) = v.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then_some(token.trim())
-            })
-            .ok_or_else(|| unauthorized("the Authorization header must be 'Bearer <API key>'"))?;
-        match state.store.authenticate(token, now_ms()).await? {
-            Ok(key) => Ok(Caller(key)),
-            Err(refusal) => Err(unauthorized(refusal.message())),
-        }
+        Ok(Caller(key))
+    }
+}
+
+impl FromRequestParts<AppState> for Submitter {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Caller::from_request_parts(parts, state)
+            .await
+            .map(|Caller(key)| Submitter(key))
+            .map_err(|e| e.shaped(Shape::Submission))
+    }
+}
+
+/// The key of `Authorization: Bearer <key>`, checked against the store (401 otherwise).
+async fn authenticate(parts: &Parts, state: &AppState) -> Result<ApiKey, ApiError> {
+    let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, m);
+    let value = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| unauthorized("missing Authorization header (Bearer <API key>)"))?;
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then_some(token.trim())
+        })
+        .ok_or_else(|| unauthorized("the Authorization header must be 'Bearer <API key>'"))?;
+    match state.store.authenticate(token, now_ms()).await? {
+        Ok(key) => Ok(key),
+        Err(refusal) => Err(unauthorized(refusal.message())),
     }
 }

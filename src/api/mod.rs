@@ -34,9 +34,16 @@ pub struct AppState {
     /// The compute adapter's name for /readyz ("cpu" or the GPU's name).
     pub compute: String,
     pub guard: Arc<AddressGuard>,
+    /// Jobs a key may have waiting beyond its Parallelism (which caps those running).
+    pub max_queued_per_key: i64,
 }
 
 impl AppState {
+    /// A key's limit of jobs queued or running.
+    fn admission_limit(&self, key: &crate::store::ApiKey) -> i64 {
+        key.parallelism.saturating_add(self.max_queued_per_key)
+    }
+
     /// Refuses, at submission, a webhook whose host is an IP literal the guard refuses (names
     /// are checked when they are resolved, at each delivery).
     fn check_webhook_host(&self, url: &url::Url) -> Result<(), String> {
@@ -81,6 +88,7 @@ const NOT_YET: &[(&str, &str)] = &[
 ];
 
 pub fn router(state: AppState, body_limit: usize) -> Router {
+    let limits = Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_REQUESTS));
     let mut r = Router::new()
         .route("/v1/nesting", post(nesting::submit_dxf))
         .route("/v1/nesting/geometry", post(nesting::submit_geometry))
@@ -120,8 +128,39 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
     .layer(axum::middleware::from_fn(
         move |req: Request, next: Next| refuse_declared_oversize(body_limit, req, next),
     ))
+    .layer(axum::middleware::from_fn(
+        move |req: Request, next: Next| bounded(limits.clone(), req, next),
+    ))
     .layer(axum::middleware::from_fn(trace_request))
     .with_state(state)
+}
+
+/// Requests handled at once (more wait for a turn), and how long one may take in all,
+/// body upload included: a slow or stalled client cannot hold resources for ever.
+pub const MAX_CONCURRENT_REQUESTS: usize = 256;
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+async fn bounded(limits: Arc<tokio::sync::Semaphore>, req: Request, next: Next) -> Response {
+    let submission = is_submission(req.uri().path());
+    let Ok(_permit) = limits.acquire_owned().await else {
+        return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting down").into_response();
+    };
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request took longer than {} s (body upload included)",
+                REQUEST_TIMEOUT.as_secs()
+            ),
+        )
+        .shaped(if submission {
+            Shape::Submission
+        } else {
+            Shape::Generic
+        })
+        .into_response(),
+    }
 }
 
 /// The submission endpoints, whose errors use the ApiNestingResult shape.

@@ -2,7 +2,7 @@
 //! /parametric, GET /v1/nesting/status, POST /v1/nesting/result/, /delayedstart, GET
 //! /v1/nesting/failures. Everything is validated before anything is queued.
 
-use super::auth::Caller;
+use super::auth::{Caller, Submitter};
 use super::error::{ApiError, Shape};
 use super::AppState;
 use crate::jobs::kind_for;
@@ -33,8 +33,22 @@ pub struct SubmissionQuery {
     pub automatically_start_nesting: Option<String>,
 }
 
-/// How long a caller at its Parallelism limit is asked to wait.
+/// How long a caller at its limit is asked to wait.
 const PARALLELISM_RETRY_AFTER_S: u64 = 5;
+
+/// The 429 of a key whose queued and running nests reached its limit.
+fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiError {
+    ApiError {
+        retry_after_s: Some(PARALLELISM_RETRY_AFTER_S),
+        ..ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "this key already has {active} nests queued or running: its Parallelism of {} running plus {} waiting; submit again when one has finished",
+                key.parallelism, state.max_queued_per_key
+            ),
+        )
+    }
+}
 
 /// Reads a request body, mapping a body over the limit to 413.
 pub fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
@@ -101,13 +115,12 @@ fn submission_request(
 
 async fn submit(
     state: AppState,
-    caller: Result<Caller, ApiError>,
+    Submitter(key): Submitter,
     query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
     body: Result<Bytes, BytesRejection>,
     geometry: GeometryKind,
 ) -> Result<Json<wire::ApiNestingResult>, ApiError> {
     let shape = |e: ApiError| e.shaped(Shape::Submission);
-    let Caller(key) = caller.map_err(shape)?;
     let Query(query) = query.map_err(|e| shape(ApiError::bad_request(format!("query: {e}"))))?;
     let body = body_of(body).map_err(shape)?;
     let req = submission_request(&body, query).map_err(shape)?;
@@ -140,22 +153,13 @@ async fn submit(
     };
     match state
         .store
-        .enqueue_admitted(&job, key.parallelism, now_ms())
+        .enqueue_admitted(&job, state.admission_limit(&key), now_ms())
         .await
         .map_err(|e| shape(e.into()))?
     {
         Admission::Accepted => {}
         Admission::AtLimit { active } => {
-            return Err(shape(ApiError {
-                retry_after_s: Some(PARALLELISM_RETRY_AFTER_S),
-                ..ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    format!(
-                        "this key already has {active} nests queued or running, its Parallelism of {}; submit again when one has finished",
-                        key.parallelism
-                    ),
-                )
-            }))
+            return Err(shape(at_limit(&state, &key, active)));
         }
     }
     if submission.start_now {
@@ -178,14 +182,14 @@ async fn submit(
         (status = 200, description = "accepted", body = wire::ApiNestingResult),
         (status = 400, description = "invalid request; Errors name each field by JSON path", body = wire::ApiNestingResult),
         (status = 401, description = "API key missing or invalid", body = wire::ApiNestingResult),
-        (status = 406, description = "Accept is not application/json", body = wire::ErrorBody),
+        (status = 406, description = "Accept is not application/json", body = wire::ApiNestingResult),
         (status = 413, description = "body too large", body = wire::ApiNestingResult),
-        (status = 429, description = "the key is at its Parallelism (Retry-After)", body = wire::ApiNestingResult),
+        (status = 429, description = "the key is at its limit of queued and running nests (Retry-After)", body = wire::ApiNestingResult),
     ),
     security(("bearer" = [])))]
 pub async fn submit_dxf(
     State(state): State<AppState>,
-    caller: Result<Caller, ApiError>,
+    caller: Submitter,
     query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<wire::ApiNestingResult>, ApiError> {
@@ -200,12 +204,14 @@ pub async fn submit_dxf(
         (status = 200, description = "accepted", body = wire::ApiNestingResult),
         (status = 400, description = "invalid request", body = wire::ApiNestingResult),
         (status = 401, description = "API key missing or invalid", body = wire::ApiNestingResult),
-        (status = 429, description = "the key is at its Parallelism", body = wire::ApiNestingResult),
+        (status = 406, description = "Accept is not application/json", body = wire::ApiNestingResult),
+        (status = 413, description = "body too large", body = wire::ApiNestingResult),
+        (status = 429, description = "the key is at its limit (Retry-After)", body = wire::ApiNestingResult),
     ),
     security(("bearer" = [])))]
 pub async fn submit_geometry(
     State(state): State<AppState>,
-    caller: Result<Caller, ApiError>,
+    caller: Submitter,
     query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<wire::ApiNestingResult>, ApiError> {
@@ -221,12 +227,14 @@ pub async fn submit_geometry(
         (status = 200, description = "accepted", body = wire::ApiNestingResult),
         (status = 400, description = "invalid request", body = wire::ApiNestingResult),
         (status = 401, description = "API key missing or invalid", body = wire::ApiNestingResult),
-        (status = 429, description = "the key is at its Parallelism", body = wire::ApiNestingResult),
+        (status = 406, description = "Accept is not application/json", body = wire::ApiNestingResult),
+        (status = 413, description = "body too large", body = wire::ApiNestingResult),
+        (status = 429, description = "the key is at its limit (Retry-After)", body = wire::ApiNestingResult),
     ),
     security(("bearer" = [])))]
 pub async fn submit_parametric(
     State(state): State<AppState>,
-    caller: Result<Caller, ApiError>,
+    caller: Submitter,
     query: Result<Query<SubmissionQuery>, axum::extract::rejection::QueryRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<wire::ApiNestingResult>, ApiError> {
@@ -396,9 +404,18 @@ pub async fn delayed_start(
             return refuse(e.status, e.message);
         }
     };
+    // the limit is the submitting key's (the job counts against it), whoever starts it
+    let owner = match state.store.key(&owned.api_key_id).await {
+        Ok(Some(k)) => k,
+        Ok(None) => key.clone(),
+        Err(e) => {
+            let e = ApiError::from(e);
+            return refuse(e.status, e.message);
+        }
+    };
     match state
         .store
-        .release_held(&id, &owned.api_key_id, key.parallelism)
+        .release_held(&id, &owner.id, state.admission_limit(&owner))
         .await
     {
         Ok(Some(Admission::Accepted)) => {
@@ -411,10 +428,10 @@ pub async fn delayed_start(
                 }),
             )
         }
-        Ok(Some(Admission::AtLimit { active })) => refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!("this key already has {active} nests queued or running, its Parallelism"),
-        ),
+        Ok(Some(Admission::AtLimit { active })) => {
+            let e = at_limit(&state, &owner, active);
+            refuse(e.status, e.message)
+        }
         Ok(None) => refuse(
             StatusCode::CONFLICT,
             format!(

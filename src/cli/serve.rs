@@ -8,6 +8,7 @@ use crate::store::{now_ms, Store};
 use crate::webhook::schedule::RetrySchedule;
 use crate::webhook::{AddressGuard, Deliverer};
 use anyhow::{Context, Result};
+use std::future::IntoFuture;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,6 +20,8 @@ pub struct ServeArgs {
     pub webhook_allow_cidr: Vec<String>,
     pub webhook_ca_file: Option<PathBuf>,
     pub body_limit_mib: usize,
+    /// Jobs a key may have waiting beyond its Parallelism.
+    pub max_queued_per_key: i64,
     /// Webhook retry delays in seconds, comma-separated (None: the design's schedule).
     pub webhook_retry_delays: Option<String>,
     /// Jobs held at once (0: one per core).
@@ -81,6 +84,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
         wake,
         compute: "cpu".into(),
         guard: Arc::new(guard),
+        max_queued_per_key: a.max_queued_per_key,
     };
     let app = api::router(state, a.body_limit_mib * 1024 * 1024);
     let listener = tokio::net::TcpListener::bind(&a.listen)
@@ -89,21 +93,36 @@ async fn serve(a: ServeArgs) -> Result<()> {
     println!("listening on http://{}", listener.local_addr()?);
     std::io::stdout().flush()?;
 
-    let mut stop_for_server = stop_rx.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        let _ = stop_for_server.wait_for(|s| *s).await;
-    });
+    let stop_for_server = stop_rx.clone();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(crate::jobs::stopped(stop_for_server))
+        .into_future();
     let signals = tokio::spawn(async move {
         wait_for_signal().await;
-        tracing::info!("stopping: no new requests or jobs");
+        tracing::info!("stopping: no new requests or jobs; running jobs are handed back");
         let _ = stop_tx.send(true);
+        // a second signal means now
+        wait_for_signal().await;
+        tracing::warn!("second signal: exiting at once");
+        std::process::exit(130);
     });
-    server.await.context("the HTTP server failed")?;
+    // open connections get a while to finish after the signal, not for ever
+    let stopped_then_grace = async {
+        crate::jobs::stopped(stop_rx.clone()).await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        r = server => r.context("the HTTP server failed")?,
+        _ = stopped_then_grace => tracing::warn!("connections still open after {} s; closing them", SHUTDOWN_GRACE.as_secs()),
+    }
     let _ = workers.await;
     let _ = sender.await;
     signals.abort();
     Ok(())
 }
+
+/// How long open HTTP connections may go on after SIGTERM.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(20);
 
 async fn wait_for_signal() {
     #[cfg(unix)]

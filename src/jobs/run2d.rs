@@ -139,9 +139,15 @@ fn convert(job: &Claimed) -> Result<wire::Converted, String> {
 
 pub(super) async fn run(ctx: JobContext, job: Claimed) {
     let lease = Arc::new(CancelHandle::default());
-    let heartbeat = tokio::spawn(keep_lease(ctx.store.clone(), job.clone(), lease.clone()));
+    // aborted when dropped, on every path out of here, a panic included: a job whose task died
+    // must stop renewing its lease so that the rescuer takes it back
+    let heartbeat = AbortOnDrop(tokio::spawn(keep_lease(
+        ctx.store.clone(),
+        job.clone(),
+        lease.clone(),
+    )));
     let outcome = run_held(&ctx, &job, &lease).await;
-    heartbeat.abort();
+    drop(heartbeat);
     match outcome {
         Ended::Finished => {}
         Ended::Failed { code, error } => fail(&ctx, &job, code, &error).await,
@@ -151,6 +157,14 @@ pub(super) async fn run(ctx: JobContext, job: Claimed) {
                 tracing::error!(job = %job.id, error = %e, "handing back failed; the lease will expire")
             }
         },
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -100,19 +100,20 @@ impl Store {
         insert_job(&self.pool, job, now_ms).await
     }
 
-    /// Enqueues a job if its key has fewer than `parallelism` jobs queued or running; the
+    /// Enqueues a job if its key has fewer than `limit` jobs queued or running (its
+    /// Parallelism runs at once, `claim` sees to that; the rest of the limit may wait). The
     /// count and the insert are one transaction, so parallel submissions cannot both pass.
     /// Held jobs do not count until they are started.
     pub async fn enqueue_admitted(
         &self,
         job: &NewJob<'_>,
-        parallelism: i64,
+        limit: i64,
         now_ms: i64,
     ) -> Result<Admission, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         if !job.held {
             let active = active_jobs(&mut tx, job.api_key_id).await?;
-            if active >= parallelism {
+            if active >= limit {
                 tx.rollback().await?;
                 return Ok(Admission::AtLimit { active });
             }
@@ -122,13 +123,13 @@ impl Store {
         Ok(Admission::Accepted)
     }
 
-    /// Releases a held job of `api_key_id` to the queue, subject to the key's Parallelism.
-    /// None when the key has no such held job.
+    /// Releases a held job of `api_key_id` to the queue, subject to the key's `limit` of jobs
+    /// queued or running. None when the key has no such held job.
     pub async fn release_held(
         &self,
         id: &str,
         api_key_id: &str,
-        parallelism: i64,
+        limit: i64,
     ) -> Result<Option<Admission>, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let held =
@@ -143,7 +144,7 @@ impl Store {
             return Ok(None);
         }
         let active = active_jobs(&mut tx, api_key_id).await?;
-        if active >= parallelism {
+        if active >= limit {
             tx.rollback().await?;
             return Ok(Some(Admission::AtLimit { active }));
         }
@@ -254,12 +255,13 @@ impl Store {
         if let Some(result) = result {
             super::results::insert(&mut tx, id, result, now_ms).await?;
         }
-        super::outbox::insert(&mut tx, id, deliveries, now_ms).await?;
+        super::outbox::insert(&mut tx, id, deliveries, false, now_ms).await?;
         tx.commit().await?;
         Ok(true)
     }
 
-    /// Stores an interim result and its deliveries, only while `attempt` holds the job.
+    /// Stores an interim result and its deliveries, only while `attempt` holds the job. It
+    /// replaces the job's previous interim result and its undelivered deliveries.
     pub async fn add_interim(
         &self,
         id: &str,
@@ -280,8 +282,14 @@ impl Store {
             tx.rollback().await?;
             return Ok(false);
         }
+        // only the newest interim result is kept (a long run would otherwise store one
+        // layout every few seconds for hours)
+        sqlx::query("DELETE FROM results WHERE job_id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         super::results::insert(&mut tx, id, result, now_ms).await?;
-        super::outbox::insert(&mut tx, id, deliveries, now_ms).await?;
+        super::outbox::insert(&mut tx, id, deliveries, true, now_ms).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -299,7 +307,7 @@ impl Store {
 
     /// Takes back running jobs whose worker is gone (`Lost::Expired`: the lease ran out;
     /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
-    /// A job already tried `max_attempts` times is failed instead of queued again (a job that
+    /// A job interrupted `max_attempts` times is failed instead of queued again (a job that
     /// kills its worker must not do so forever); when it has a webhook, `error_body(job_id,
     /// error)` is the body of its Error delivery, written in the same transaction.
     /// Returns (requeued, failed).
@@ -317,9 +325,10 @@ impl Store {
         };
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let failed = sqlx::query(
-            "UPDATE jobs SET state = 'Failed', error = 'the job was interrupted ' || attempt || ' times and was not retried again', \
+            "UPDATE jobs SET state = 'Failed', interruptions = interruptions + 1, \
+             error = 'the job was interrupted ' || (interruptions + 1) || ' times (its worker stopped or lost its lease) and was not retried again', \
              completed_at = ?, lease_owner = NULL, lease_expires_at = NULL \
-             WHERE state = 'Running' AND lease_expires_at < ? AND attempt >= ? \
+             WHERE state = 'Running' AND lease_expires_at < ? AND interruptions + 1 >= ? \
              RETURNING id, error, webhook_uri",
         )
         .bind(now_ms)
@@ -338,13 +347,15 @@ impl Store {
                         uri: &uri,
                         body: &body,
                     }],
+                    false,
                     now_ms,
                 )
                 .await?;
             }
         }
         let requeued = sqlx::query(
-            "UPDATE jobs SET state = 'Queued', lease_owner = NULL, lease_expires_at = NULL WHERE state = 'Running' AND lease_expires_at < ?",
+            "UPDATE jobs SET state = 'Queued', interruptions = interruptions + 1, lease_owner = NULL, lease_expires_at = NULL \
+             WHERE state = 'Running' AND lease_expires_at < ?",
         )
         .bind(cutoff)
         .execute(&mut *tx)

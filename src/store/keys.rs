@@ -228,6 +228,18 @@ impl Store {
         Ok(Ok(key))
     }
 
+    /// A key's record by its id.
+    pub async fn key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+        Ok(sqlx::query(
+            "SELECT id, account_id, key_type, reference, parallelism, expires_at, cancelled_at, is_trial \
+             FROM api_keys WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(|r| key_of(&r)))
+    }
+
     pub async fn cancel_key(&self, id: &str, now_ms: i64) -> Result<bool, StoreError> {
         let r = sqlx::query(
             "UPDATE api_keys SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL",

@@ -56,6 +56,11 @@ fn migrator() -> Migrator {
             "accounts, keys and results",
             include_str!("../../migrations/sqlite/0002_accounts_keys_results.sql"),
         ),
+        m(
+            3,
+            "interruptions and interim deliveries",
+            include_str!("../../migrations/sqlite/0003_interruptions_interim.sql"),
+        ),
     ])
 }
 

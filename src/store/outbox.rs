@@ -40,19 +40,27 @@ pub struct FailureRecord {
     pub deliveries: Vec<DeliveryRecord>,
 }
 
+/// Writes deliveries of a job's newest result; undelivered interim deliveries of the job are
+/// superseded by it and dropped (a receiver wants the latest layout, not a backlog).
 pub(super) async fn insert(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     job_id: &str,
     deliveries: &[Delivery<'_>],
+    interim: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM outbox WHERE job_id = ? AND interim = 1 AND delivered_at IS NULL")
+        .bind(job_id)
+        .execute(&mut **tx)
+        .await?;
     for d in deliveries {
-        sqlx::query("INSERT INTO outbox (job_id, uri, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO outbox (job_id, uri, body, next_attempt_at, created_at, interim) VALUES (?, ?, ?, ?, ?, ?)")
             .bind(job_id)
             .bind(d.uri)
             .bind(d.body)
             .bind(now_ms)
             .bind(now_ms)
+            .bind(interim)
             .execute(&mut **tx)
             .await?;
     }
@@ -60,16 +68,20 @@ pub(super) async fn insert(
 }
 
 impl Store {
-    /// Deliveries due now, oldest first.
+    /// Deliveries due now: the oldest due one of each job (a job's deliveries go out in
+    /// order, one at a time), oldest first.
     pub async fn due_deliveries(
         &self,
         now_ms: i64,
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
         let rows = sqlx::query(
-            "SELECT id, job_id, uri, body, attempts FROM outbox WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= ? \
+            "SELECT id, job_id, uri, body, attempts FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= ? \
+             AND id = (SELECT MIN(id) FROM outbox p WHERE p.job_id = o.job_id AND p.delivered_at IS NULL AND p.gave_up = 0 \
+                       AND p.next_attempt_at <= ?) \
              ORDER BY next_attempt_at, id LIMIT ?",
         )
+        .bind(now_ms)
         .bind(now_ms)
         .bind(limit)
         .fetch_all(&self.pool)

@@ -7,9 +7,9 @@
 use super::{schedule, AddressGuard};
 use crate::store::{now_ms, DueDelivery, Store};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
 
@@ -72,6 +72,8 @@ impl Deliverer {
         let guard = Arc::new(guard);
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // a proxy would resolve the target itself, past the address guard
+            .no_proxy()
             .timeout(ACK_TIMEOUT)
             .connect_timeout(ACK_TIMEOUT)
             .user_agent(concat!("kerf/", env!("CARGO_PKG_VERSION")))
@@ -100,49 +102,44 @@ impl Deliverer {
     /// Sends due deliveries until `shutdown`; sends in flight finish first. Each delivery is
     /// its own task (a slow receiver holds up nobody else), but one job has one delivery in
     /// flight at a time, oldest first, so a receiver sees a job's interim results before its
-    /// final one (unless an attempt fails: then the next goes ahead while it waits to retry).
+    /// final one (unless an attempt fails: then the next goes ahead while it waits to retry;
+    /// a newer result drops the job's undelivered interim deliveries anyway).
     pub async fn run(self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
         let this = Arc::new(self);
-        // jobs with a delivery in flight
-        let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
+        // jobs with a delivery in flight, by the task sending it; only this loop changes it,
+        // after the task has ended (and recorded its attempt), so a fetch never sees a row
+        // whose send is over but whose record is not
+        let mut in_flight: HashMap<tokio::task::Id, String> = HashMap::new();
         let mut tasks = tokio::task::JoinSet::new();
         loop {
             if *shutdown.borrow() {
                 break;
             }
-            while tasks.try_join_next().is_some() {}
+            while let Some(done) = tasks.try_join_next_with_id() {
+                in_flight.remove(&finished_id(done));
+            }
             let room = MAX_IN_FLIGHT.saturating_sub(tasks.len());
-            let fetched = if room == 0 {
-                0
-            } else {
-                // rows of busy jobs are still due: ask for enough to see past some of them
-                let limit = (room + 4 * in_flight.lock().unwrap().len()) as i64;
+            let mut started = 0;
+            if room > 0 {
+                // one due row per job: enough to see past the busy ones
+                let limit = (room + in_flight.len()) as i64;
                 match this.store.due_deliveries(now_ms(), limit).await {
                     Ok(due) => {
-                        let mut started = 0;
                         for d in due {
-                            if started == room
-                                || !in_flight.lock().unwrap().insert(d.job_id.clone())
-                            {
+                            if started == room || in_flight.values().any(|j| *j == d.job_id) {
                                 continue;
                             }
                             started += 1;
-                            let (this, in_flight) = (this.clone(), in_flight.clone());
-                            tasks.spawn(async move {
-                                let job = d.job_id.clone();
-                                this.deliver(d).await;
-                                in_flight.lock().unwrap().remove(&job);
-                            });
+                            let job = d.job_id.clone();
+                            let this = this.clone();
+                            let handle = tasks.spawn(async move { this.deliver(d).await });
+                            in_flight.insert(handle.id(), job);
                         }
-                        started
                     }
-                    Err(e) => {
-                        tracing::error!(error = %e, "reading the outbox failed");
-                        0
-                    }
+                    Err(e) => tracing::error!(error = %e, "reading the outbox failed"),
                 }
-            };
-            if fetched > 0 && tasks.len() < MAX_IN_FLIGHT {
+            }
+            if started > 0 && tasks.len() < MAX_IN_FLIGHT {
                 continue;
             }
             let idle = match this.store.next_delivery_at().await {
@@ -151,8 +148,8 @@ impl Deliverer {
                 ),
                 _ => MAX_IDLE,
             };
-            // a delivery in flight is still "due": do not spin on it, wait for a wake-up,
-            // a task to end or the idle time
+            // rows of busy jobs are still due: do not spin on them; wait for a wake-up, a send
+            // to end or the idle time
             let idle = if idle.is_zero() {
                 POLL_WHILE_BUSY
             } else {
@@ -161,7 +158,9 @@ impl Deliverer {
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(idle) => {}
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+                    in_flight.remove(&finished_id(done));
+                }
                 _ = shutdown.changed() => {}
             }
         }
@@ -242,6 +241,17 @@ fn describe(e: &reqwest::Error) -> String {
         cause = c.source();
     }
     s
+}
+
+/// The id of a finished send task, whether it returned or panicked.
+fn finished_id(done: Result<(tokio::task::Id, ()), tokio::task::JoinError>) -> tokio::task::Id {
+    match done {
+        Ok((id, ())) => id,
+        Err(e) => {
+            tracing::error!(error = %e, "a webhook send task failed");
+            e.id()
+        }
+    }
 }
 
 fn jitter() -> f64 {
