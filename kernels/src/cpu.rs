@@ -1,9 +1,11 @@
-//! The CPU backend: word-wide fit tests with jumps, and line scans that add each pair of runs as
-//! a trapezoid in a second-difference array (so a whole line of positions costs one pass over the
-//! run pairs plus one over the positions, instead of a raster scan per position).
+//! The CPU backend: word-wide fit tests with jumps; line scans that add each pair of runs as a
+//! trapezoid in a second-difference array (so a whole line of positions costs one pass over the
+//! run pairs plus one over the positions, instead of a raster scan per position); whole maps
+//! against the sheet from its summed-area table, rows shared among the cores.
 
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed, Run};
+use crate::sheet::{Candidate, SheetSat};
 use crate::{Axis, Bounds, Evaluator};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,6 +65,11 @@ impl Evaluator for CpuEvaluator {
         None
     }
 
+    fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>> {
+        let sat = SheetSat::of(occ);
+        candidates.iter().map(|c| overlap_map(&sat, c)).collect()
+    }
+
     fn overlap_line(
         &self,
         part: &PartRaster,
@@ -76,6 +83,33 @@ impl Evaluator for CpuEvaluator {
             Axis::Y => scan_line::<false>(part, fixed, range, others),
         }
     }
+}
+
+/// One candidate's map, rows of positions shared among the cores.
+fn overlap_map(sat: &SheetSat, c: &Candidate) -> Vec<u32> {
+    let (nx, ny) = c.dims();
+    let mut out = vec![0u32; nx as usize * ny as usize];
+    if out.is_empty() {
+        return out;
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(ny as usize);
+    let rows_per_thread = (ny as usize).div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (t, chunk) in out.chunks_mut(rows_per_thread * nx as usize).enumerate() {
+            scope.spawn(move || {
+                for (k, v) in chunk.iter_mut().enumerate() {
+                    let row = t * rows_per_thread + k / nx as usize;
+                    let x = c.bounds.x_lo + (k % nx as usize) as i32;
+                    let y = c.bounds.y_lo + row as i32;
+                    *v = sat.overlap_at(c.raster, x, y);
+                }
+            });
+        }
+    });
+    out
 }
 
 /// Rows of a raster for an X scan, columns for a Y scan (monomorphised so it inlines).

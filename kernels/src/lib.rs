@@ -1,16 +1,23 @@
 //! kerf-kernels: the raster evaluations of kerf's 2D search behind one interface.
 //!
 //! Every backend computes the same integers for the same input: overlap counts are cell counts,
-//! weights are fixed point (`WEIGHT_ONE`), sums are u64. The CPU backend is the reference; a wgpu
-//! backend (WGSL in `shaders/`) implements the same trait.
+//! weights are fixed point (`WEIGHT_ONE`), line sums are u64, whole-map sums u32. The CPU backend
+//! is the reference; the wgpu backend (`gpu`, WGSL in `shaders/`) runs the whole-map evaluations
+//! on the GPU and gives the same answers; `select` picks one (`KERF_COMPUTE`).
 
 pub mod cpu;
+pub mod gpu;
 pub mod occupancy;
 pub mod raster;
+pub mod select;
+pub mod sheet;
 
 pub use cpu::CpuEvaluator;
+pub use gpu::GpuEvaluator;
 pub use occupancy::Occupancy;
 pub use raster::{pair_overlap, PartRaster, Placed, Run, WEIGHT_ONE};
+pub use select::{choose, Compute};
+pub use sheet::{fit_bounds, Candidate, SheetSat};
 
 /// Which coordinate a line scan varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +55,19 @@ pub trait Evaluator: Send + Sync {
         range: (i32, i32),
         others: &[Placed],
     ) -> Vec<u64>;
+
+    /// `first_fit` for several rasters at once (one dispatch on the GPU): for each candidate,
+    /// the first position in (x, then y) order within its bounds where it covers no set cell.
+    fn first_fits(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Option<(i32, i32)>> {
+        candidates
+            .iter()
+            .map(|c| self.first_fit(occ, c.raster, c.bounds))
+            .collect()
+    }
+
+    /// For each candidate, the number of set cells of `occ` it covers at every position of its
+    /// bounds (cells outside the grid count as set), row-major (y outer, x inner).
+    fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>>;
 
     /// Weighted overlap map over a rectangle of positions, row-major (y outer, x inner).
     fn overlap_map(&self, part: &PartRaster, bounds: Bounds, others: &[Placed]) -> Vec<u64> {

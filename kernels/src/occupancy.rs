@@ -36,6 +36,14 @@ impl Occupancy {
     pub fn set(&mut self, x: u32, y: u32) {
         self.bits[y as usize * self.words + (x / 64) as usize] |= 1 << (x % 64);
     }
+    /// The bits, row-major: `words_per_row()` 64-bit words per row, bit `x % 64` of word
+    /// `x / 64` for column x (what the GPU backend uploads).
+    pub fn words(&self) -> &[u64] {
+        &self.bits
+    }
+    pub fn words_per_row(&self) -> usize {
+        self.words
+    }
     pub fn max_free_run(&self, x: u32) -> u32 {
         self.max_free_run[x as usize]
     }

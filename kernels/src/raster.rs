@@ -14,6 +14,9 @@ pub struct PartRaster {
     col_start: Vec<u32>,
     col_runs: Vec<Run>,
     area: u64,
+    /// The occupied cells as disjoint rectangles `[x0, y0, x1, y1)`: row runs merged with the
+    /// identical runs of the rows above. Whole-map evaluations cost a few lookups per rectangle.
+    rects: Vec<[u32; 4]>,
 }
 
 impl PartRaster {
@@ -51,6 +54,7 @@ impl PartRaster {
             col_runs.extend(runs_of(&col));
         }
         col_start.push(col_runs.len() as u32);
+        let rects = merge_rows(&row_start, &row_runs);
         PartRaster {
             width,
             height,
@@ -59,7 +63,13 @@ impl PartRaster {
             col_start,
             col_runs,
             area,
+            rects,
         }
+    }
+
+    /// The occupied cells as disjoint rectangles `[x0, y0, x1, y1)`.
+    pub fn rects(&self) -> &[[u32; 4]] {
+        &self.rects
     }
 
     pub fn width(&self) -> u32 {
@@ -85,6 +95,33 @@ impl PartRaster {
     pub fn run_count(&self) -> usize {
         self.row_runs.len()
     }
+}
+
+/// Rectangles from row runs: a run continues the rectangle of the identical run in the row
+/// below it, else starts a new one.
+fn merge_rows(row_start: &[u32], row_runs: &[Run]) -> Vec<[u32; 4]> {
+    let mut done = Vec::new();
+    // rectangles still open at the previous row, keyed by their run
+    let mut open: Vec<[u32; 4]> = Vec::new();
+    for y in 0..row_start.len().saturating_sub(1) {
+        let runs = &row_runs[row_start[y] as usize..row_start[y + 1] as usize];
+        let mut next = Vec::with_capacity(runs.len());
+        for r in runs {
+            match open.iter().position(|o| o[0] == r[0] && o[2] == r[1]) {
+                Some(i) => {
+                    let mut o = open.swap_remove(i);
+                    o[3] = y as u32 + 1;
+                    next.push(o);
+                }
+                None => next.push([r[0], y as u32, r[1], y as u32 + 1]),
+            }
+        }
+        done.append(&mut open);
+        open = next;
+    }
+    done.append(&mut open);
+    done.sort_unstable_by_key(|r| (r[1], r[0]));
+    done
 }
 
 fn runs_of(cells: &[bool]) -> Vec<Run> {

@@ -1,0 +1,587 @@
+//! The wgpu backend: the whole-map evaluations run as WGSL compute (`shaders/`), everything
+//! else is answered by its CPU twin. Every answer equals the CPU backend's (integer arithmetic,
+//! the same formulas), so a job may switch to the CPU at any moment without changing its
+//! layout: after a GPU error (device lost, out of memory, validation), the backend logs it once
+//! and answers on the CPU from then on.
+
+use crate::cpu::CpuEvaluator;
+use crate::occupancy::Occupancy;
+use crate::raster::{PartRaster, Placed};
+use crate::sheet::{fit_bounds, Candidate};
+use crate::{Axis, Bounds, Evaluator};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use wgpu::util::DeviceExt;
+
+const WORKGROUP: u32 = 64;
+const MAX_GROUPS: u32 = 65_535;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct SatDims {
+    width: u32,
+    height: u32,
+    words_per_row: u32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct EvalDims {
+    width: u32,
+    height: u32,
+    row_span: u32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuPart {
+    rect_offset: u32,
+    rect_count: u32,
+    x_lo: i32,
+    y_lo: i32,
+    nx: u32,
+    ny: u32,
+    out_offset: u32,
+    _pad: u32,
+}
+
+/// What the adapter is, as wgpu reports it.
+#[derive(Clone, Debug)]
+pub struct AdapterDescription {
+    pub name: String,
+    pub device_type: wgpu::DeviceType,
+    pub backend: wgpu::Backend,
+}
+
+impl AdapterDescription {
+    /// A CPU-type adapter (lavapipe, SwiftShader): correct but no faster than the CPU backend.
+    pub fn is_software(&self) -> bool {
+        self.device_type == wgpu::DeviceType::Cpu
+    }
+}
+
+pub struct GpuEvaluator {
+    adapter: AdapterDescription,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    limits: wgpu::Limits,
+    sat_rows: wgpu::ComputePipeline,
+    sat_cols: wgpu::ComputePipeline,
+    overlap_map: wgpu::ComputePipeline,
+    first_fit: wgpu::ComputePipeline,
+    /// One evaluation at a time (each builds its own buffers; the device is shared).
+    busy: Mutex<()>,
+    /// Set after a GPU error: from then on the CPU twin answers.
+    failed: std::sync::Arc<AtomicBool>,
+    /// What that error was.
+    failure: Mutex<Option<String>>,
+    cpu: CpuEvaluator,
+}
+
+/// Why a GPU evaluation did not run.
+#[derive(Debug)]
+enum GpuError {
+    /// Larger than the device's buffers allow: this call runs on the CPU.
+    TooLarge,
+    /// The device failed: every later call runs on the CPU.
+    Failed(String),
+}
+
+impl GpuEvaluator {
+    /// Opens the best Vulkan (or Metal / DX12) adapter: discrete, then integrated, then
+    /// virtual GPUs; CPU-type adapters (lavapipe) only with `allow_software`.
+    pub fn new(allow_software: bool) -> Result<GpuEvaluator, String> {
+        pollster::block_on(Self::open(allow_software))
+    }
+
+    async fn open(allow_software: bool) -> Result<GpuEvaluator, String> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = desc_backends();
+        let instance = wgpu::Instance::new(desc);
+        let adapters = instance.enumerate_adapters(desc_backends()).await;
+        let rank = |t: wgpu::DeviceType| match t {
+            wgpu::DeviceType::DiscreteGpu => 0,
+            wgpu::DeviceType::IntegratedGpu => 1,
+            wgpu::DeviceType::VirtualGpu => 2,
+            wgpu::DeviceType::Other => 3,
+            wgpu::DeviceType::Cpu => 4,
+        };
+        let seen: Vec<String> = adapters
+            .iter()
+            .map(|a| {
+                let i = a.get_info();
+                format!("{} ({:?})", i.name, i.device_type)
+            })
+            .collect();
+        let adapter = adapters
+            .into_iter()
+            .filter(|a| allow_software || a.get_info().device_type != wgpu::DeviceType::Cpu)
+            .min_by_key(|a| rank(a.get_info().device_type))
+            .ok_or_else(|| {
+                if seen.is_empty() {
+                    "no Vulkan adapter found".to_string()
+                } else {
+                    format!(
+                        "no hardware GPU adapter (found only {}; ask for one with KERF_COMPUTE=gpu)",
+                        seen.join(", ")
+                    )
+                }
+            })?;
+        let info = adapter.get_info();
+        // ask for the largest buffers the adapter offers: sheet tables grow with the sheet
+        let offered = adapter.limits();
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: offered.max_storage_buffer_binding_size,
+            max_buffer_size: offered.max_buffer_size,
+            ..wgpu::Limits::downlevel_defaults()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("kerf"),
+                required_features: wgpu::Features::empty(),
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("{}: cannot open the device: {e}", info.name))?;
+        let failed = std::sync::Arc::new(AtomicBool::new(false));
+        {
+            let failed = failed.clone();
+            device.set_device_lost_callback(move |reason, message| {
+                tracing::error!(?reason, %message, "GPU device lost; evaluations continue on the CPU");
+                failed.store(true, Ordering::SeqCst);
+            });
+        }
+        let module = |label: &str, source: &'static str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+        };
+        let sat = module("sat", include_str!("../../shaders/sat.wgsl"));
+        let overlap = module("overlap", include_str!("../../shaders/overlap.wgsl"));
+        let pipeline = |m: &wgpu::ShaderModule, entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: m,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        Ok(GpuEvaluator {
+            adapter: AdapterDescription {
+                name: info.name.clone(),
+                device_type: info.device_type,
+                backend: info.backend,
+            },
+            sat_rows: pipeline(&sat, "rows"),
+            sat_cols: pipeline(&sat, "cols"),
+            overlap_map: pipeline(&overlap, "overlap_map"),
+            first_fit: pipeline(&overlap, "first_fit"),
+            device,
+            queue,
+            limits,
+            busy: Mutex::new(()),
+            failed,
+            failure: Mutex::new(None),
+            cpu: CpuEvaluator,
+        })
+    }
+
+    pub fn adapter(&self) -> &AdapterDescription {
+        &self.adapter
+    }
+
+    /// True once a GPU error has sent every evaluation to the CPU.
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
+    }
+
+    fn max_binding(&self) -> u64 {
+        (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size)
+    }
+
+    /// Runs `f` on the GPU; a device failure is logged once and turns the backend to the CPU.
+    fn attempt<T>(&self, f: impl FnOnce() -> Result<T, GpuError>) -> Option<T> {
+        if self.has_failed() {
+            return None;
+        }
+        let _guard = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let r = f();
+        let errors = [
+            pollster::block_on(oom.pop()),
+            pollster::block_on(scope.pop()),
+        ];
+        if let Some(e) = errors.into_iter().flatten().next() {
+            self.fail(&e.to_string());
+            return None;
+        }
+        match r {
+            Ok(v) => Some(v),
+            Err(GpuError::TooLarge) => None,
+            Err(GpuError::Failed(why)) => {
+                self.fail(&why);
+                None
+            }
+        }
+    }
+
+    /// The GPU error that sent evaluations to the CPU, if one did.
+    pub fn failure(&self) -> Option<String> {
+        if !self.has_failed() {
+            return None;
+        }
+        Some(
+            self.failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+                .unwrap_or_else(|| "the device was lost".into()),
+        )
+    }
+
+    fn fail(&self, why: &str) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| why.to_string());
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            tracing::error!(adapter = %self.adapter.name, error = why, "GPU evaluation failed; continuing on the CPU");
+        }
+    }
+
+    /// Uploads the occupancy and builds its summed-area table on the GPU.
+    fn build_sat(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        occ: &Occupancy,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        let (w, h) = (occ.width(), occ.height());
+        let sat_bytes = (w as u64 + 1) * (h as u64 + 1) * 4;
+        let bits: &[u8] = bytemuck::cast_slice(occ.words());
+        if sat_bytes > self.max_binding() || bits.len() as u64 > self.max_binding() {
+            return Err(GpuError::TooLarge);
+        }
+        let dims = SatDims {
+            width: w,
+            height: h,
+            words_per_row: occ.words_per_row() as u32 * 2,
+            _pad: 0,
+        };
+        let dims = self.uniform(bytemuck::bytes_of(&dims));
+        // (an empty grid still needs a non-empty binding)
+        let bits = self.storage(if bits.is_empty() { &[0; 4] } else { bits });
+        let sat = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sat"),
+            size: sat_bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        // (the column pass reads no bits: its derived layout has no binding 1)
+        let passes = [
+            (&self.sat_rows, h, vec![(0, &dims), (1, &bits), (2, &sat)]),
+            (&self.sat_cols, w, vec![(0, &dims), (2, &sat)]),
+        ];
+        for (pipeline, threads, buffers) in passes {
+            let bind = self.bind(pipeline, &buffers);
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(threads.div_ceil(WORKGROUP).max(1), 1, 1);
+        }
+        Ok(sat)
+    }
+
+    fn uniform(&self, bytes: &[u8]) -> wgpu::Buffer {
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: bytes,
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+    }
+
+    fn storage(&self, bytes: &[u8]) -> wgpu::Buffer {
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: bytes,
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+    }
+
+    /// A bind group of (binding, buffer) pairs for group 0 of `pipeline`.
+    fn bind(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
+        let layout = pipeline.get_bind_group_layout(0);
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: *i,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &layout,
+            entries: &entries,
+        })
+    }
+
+    /// Runs the overlap kernel `pipeline` for `parts` (their rectangles in `rects`) against
+    /// `sat`, with `out` initialised to `init`, and reads `out` back.
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate(
+        &self,
+        mut encoder: wgpu::CommandEncoder,
+        pipeline: &wgpu::ComputePipeline,
+        grid: (u32, u32),
+        sat: &wgpu::Buffer,
+        parts: &[GpuPart],
+        rects: &[[u32; 4]],
+        init: &[u32],
+    ) -> Result<Vec<u32>, GpuError> {
+        let out_bytes = (init.len() as u64 * 4).max(4);
+        if out_bytes > self.max_binding() || (rects.len() as u64 * 16) > self.max_binding() {
+            return Err(GpuError::TooLarge);
+        }
+        let most = parts
+            .iter()
+            .map(|p| p.nx as u64 * p.ny as u64)
+            .max()
+            .unwrap_or(0);
+        let groups = most.div_ceil(WORKGROUP as u64).max(1);
+        let gx = groups.min(MAX_GROUPS as u64) as u32;
+        let gy = groups.div_ceil(gx as u64);
+        if gy > MAX_GROUPS as u64 || parts.len() > MAX_GROUPS as usize {
+            return Err(GpuError::TooLarge);
+        }
+        let dims = EvalDims {
+            width: grid.0,
+            height: grid.1,
+            row_span: gx * WORKGROUP,
+            _pad: 0,
+        };
+        let dims = self.uniform(bytemuck::bytes_of(&dims));
+        let parts_buf = self.storage(bytemuck::cast_slice(parts));
+        let rects_buf = self.storage(if rects.is_empty() {
+            &[0; 16]
+        } else {
+            bytemuck::cast_slice(rects)
+        });
+        let out = self
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("out"),
+                contents: if init.is_empty() {
+                    &[0; 4]
+                } else {
+                    bytemuck::cast_slice(init)
+                },
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            });
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        {
+            let bind = self.bind(
+                pipeline,
+                &[
+                    (0, &dims),
+                    (1, sat),
+                    (2, &parts_buf),
+                    (3, &rects_buf),
+                    (4, &out),
+                ],
+            );
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(gx, gy as u32, parts.len() as u32);
+        }
+        encoder.copy_buffer_to_buffer(&out, 0, &readback, 0, out_bytes);
+        self.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        readback.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Failed(format!("waiting for the GPU: {e}")))?;
+        rx.recv()
+            .map_err(|_| GpuError::Failed("the readback was dropped".into()))?
+            .map_err(|e| GpuError::Failed(format!("reading results back: {e}")))?;
+        let values = {
+            let view = readback
+                .get_mapped_range(..)
+                .map_err(|e| GpuError::Failed(format!("reading results back: {e:?}")))?;
+            bytemuck::cast_slice::<u8, u32>(&view)[..init.len()].to_vec()
+        };
+        readback.unmap();
+        Ok(values)
+    }
+
+    fn encoder(&self) -> wgpu::CommandEncoder {
+        self.device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None })
+    }
+
+    fn gpu_first_fits(
+        &self,
+        occ: &Occupancy,
+        candidates: &[Candidate],
+    ) -> Result<Vec<Option<(i32, i32)>>, GpuError> {
+        let grid = (occ.width(), occ.height());
+        let mut parts = Vec::new();
+        let mut rects: Vec<[u32; 4]> = Vec::new();
+        let mut which = Vec::new();
+        for (k, c) in candidates.iter().enumerate() {
+            let b = fit_bounds(grid, c.raster, c.bounds);
+            let clipped = Candidate {
+                raster: c.raster,
+                bounds: b,
+            };
+            let (nx, ny) = clipped.dims();
+            if nx == 0 {
+                continue;
+            }
+            parts.push(GpuPart {
+                rect_offset: rects.len() as u32,
+                rect_count: c.raster.rects().len() as u32,
+                x_lo: b.x_lo,
+                y_lo: b.y_lo,
+                nx,
+                ny,
+                out_offset: 0,
+                _pad: 0,
+            });
+            rects.extend_from_slice(c.raster.rects());
+            which.push(k);
+        }
+        let mut found = vec![None; candidates.len()];
+        if parts.is_empty() {
+            return Ok(found);
+        }
+        let mut encoder = self.encoder();
+        let sat = self.build_sat(&mut encoder, occ)?;
+        let init = vec![u32::MAX; parts.len()];
+        let best = self.evaluate(encoder, &self.first_fit, grid, &sat, &parts, &rects, &init)?;
+        for ((k, p), i) in which.iter().zip(&parts).zip(best) {
+            if i != u32::MAX {
+                found[*k] = Some((p.x_lo + (i / p.ny) as i32, p.y_lo + (i % p.ny) as i32));
+            }
+        }
+        Ok(found)
+    }
+
+    fn gpu_overlap_maps(
+        &self,
+        occ: &Occupancy,
+        candidates: &[Candidate],
+    ) -> Result<Vec<Vec<u32>>, GpuError> {
+        let grid = (occ.width(), occ.height());
+        let mut encoder = self.encoder();
+        let sat = self.build_sat(&mut encoder, occ)?;
+        // the table is built by the first submission and reused by the others
+        self.queue.submit([encoder.finish()]);
+        let band_cells = (self.max_binding() / 4).min(1 << 26);
+        let mut maps = Vec::with_capacity(candidates.len());
+        for c in candidates {
+            let (nx, ny) = c.dims();
+            let mut map = Vec::with_capacity(nx as usize * ny as usize);
+            if nx > 0 {
+                // rows of positions in bands whose output fits one buffer
+                let rows_per_band = (band_cells / nx as u64).max(1) as u32;
+                let mut y = 0;
+                while y < ny {
+                    let rows = rows_per_band.min(ny - y);
+                    let part = GpuPart {
+                        rect_offset: 0,
+                        rect_count: c.raster.rects().len() as u32,
+                        x_lo: c.bounds.x_lo,
+                        y_lo: c.bounds.y_lo + y as i32,
+                        nx,
+                        ny: rows,
+                        out_offset: 0,
+                        _pad: 0,
+                    };
+                    let init = vec![0u32; nx as usize * rows as usize];
+                    map.extend(self.evaluate(
+                        self.encoder(),
+                        &self.overlap_map,
+                        grid,
+                        &sat,
+                        &[part],
+                        c.raster.rects(),
+                        &init,
+                    )?);
+                    y += rows;
+                }
+            }
+            maps.push(map);
+        }
+        Ok(maps)
+    }
+}
+
+/// Vulkan, Metal, DX12: never OpenGL (with no Vulkan driver wgpu would otherwise settle for
+/// a software OpenGL adapter).
+fn desc_backends() -> wgpu::Backends {
+    wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12
+}
+
+impl Evaluator for GpuEvaluator {
+    fn name(&self) -> String {
+        format!("gpu: {}", self.adapter.name)
+    }
+
+    fn first_fit(&self, occ: &Occupancy, part: &PartRaster, bounds: Bounds) -> Option<(i32, i32)> {
+        self.first_fits(
+            occ,
+            &[Candidate {
+                raster: part,
+                bounds,
+            }],
+        )[0]
+    }
+
+    fn first_fits(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Option<(i32, i32)>> {
+        self.attempt(|| self.gpu_first_fits(occ, candidates))
+            .unwrap_or_else(|| self.cpu.first_fits(occ, candidates))
+    }
+
+    fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>> {
+        self.attempt(|| self.gpu_overlap_maps(occ, candidates))
+            .unwrap_or_else(|| self.cpu.occupancy_overlap_maps(occ, candidates))
+    }
+
+    fn overlap_line(
+        &self,
+        part: &PartRaster,
+        axis: Axis,
+        fixed: i32,
+        range: (i32, i32),
+        others: &[Placed],
+    ) -> Vec<u64> {
+        // the line scans of the local search stay on the CPU twin (same integers)
+        self.cpu.overlap_line(part, axis, fixed, range, others)
+    }
+}

@@ -1,0 +1,221 @@
+//! The wgpu backend gives the CPU backend's answers, integer for integer. On a machine with a
+//! Vulkan driver (CI: lavapipe) these run on the GPU; with KERF_REQUIRE_GPU=1 a missing adapter
+//! is a failure; without it the tests say plainly that they checked the CPU backend only.
+
+use kerf_kernels::*;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_raster(rng: &mut Rng, max: u64) -> PartRaster {
+    let w = 1 + rng.below(max) as u32;
+    let h = 1 + rng.below(max) as u32;
+    let rows = (0..h)
+        .map(|_| {
+            let mut runs = vec![];
+            let mut x = rng.below(w as u64) as u32;
+            while x < w {
+                let e = (x + 1 + rng.below(5) as u32).min(w);
+                runs.push([x, e]);
+                x = e + 1 + rng.below(3) as u32;
+            }
+            runs
+        })
+        .collect();
+    PartRaster::from_row_runs(w, rows)
+}
+
+fn random_occupancy(rng: &mut Rng, w: u32, h: u32, parts: usize) -> Occupancy {
+    let mut occ = Occupancy::new(w, h);
+    for _ in 0..parts {
+        let r = random_raster(rng, 12);
+        occ.place(
+            &r,
+            rng.below(w as u64) as i32 - 4,
+            rng.below(h as u64) as i32 - 4,
+        );
+    }
+    occ
+}
+
+/// The GPU backend, or None (and why) when this machine has no Vulkan adapter.
+fn gpu() -> Option<GpuEvaluator> {
+    match GpuEvaluator::new(true) {
+        Ok(g) => {
+            eprintln!("parity on {}", g.name());
+            Some(g)
+        }
+        Err(why) => {
+            assert!(
+                std::env::var("KERF_REQUIRE_GPU").as_deref() != Ok("1"),
+                "KERF_REQUIRE_GPU=1 but no GPU adapter: {why}"
+            );
+            eprintln!("NOTE: no GPU adapter ({why}); checked the CPU backend only");
+            None
+        }
+    }
+}
+
+fn brute(occ: &Occupancy, r: &PartRaster, x: i32, y: i32) -> u32 {
+    let mut n = 0;
+    for ry in 0..r.height() {
+        for rx in 0..r.width() {
+            if r.contains(rx, ry) {
+                let (gx, gy) = (x + rx as i32, y + ry as i32);
+                let outside =
+                    gx < 0 || gy < 0 || gx >= occ.width() as i32 || gy >= occ.height() as i32;
+                if outside || occ.is_set(gx as u32, gy as u32) {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn rectangles_cover_each_raster_exactly_once() {
+    let mut rng = Rng(7);
+    for _ in 0..300 {
+        let r = random_raster(&mut rng, 20);
+        let mut covered = vec![0u8; (r.width() * r.height()) as usize];
+        for q in r.rects() {
+            for y in q[1]..q[3] {
+                for x in q[0]..q[2] {
+                    covered[(y * r.width() + x) as usize] += 1;
+                }
+            }
+        }
+        for y in 0..r.height() {
+            for x in 0..r.width() {
+                assert_eq!(
+                    covered[(y * r.width() + x) as usize],
+                    r.contains(x, y) as u8
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn overlap_maps_agree_with_brute_force_on_every_backend() {
+    let gpu = gpu();
+    let cpu = CpuEvaluator;
+    let mut rng = Rng(0xC0FFEE);
+    for round in 0..12 {
+        let (w, h) = (20 + rng.below(60) as u32, 10 + rng.below(40) as u32);
+        let occ = random_occupancy(&mut rng, w, h, 3 + round);
+        let rasters: Vec<PartRaster> = (0..4).map(|_| random_raster(&mut rng, 14)).collect();
+        // bounds reach past the grid on every side: outside cells count as set
+        let candidates: Vec<Candidate> = rasters
+            .iter()
+            .map(|r| Candidate {
+                raster: r,
+                bounds: Bounds {
+                    x_lo: -3 - rng.below(4) as i32,
+                    x_hi: w as i32 - 2 + rng.below(4) as i32,
+                    y_lo: -2,
+                    y_hi: h as i32 + 1,
+                },
+            })
+            .collect();
+        let want: Vec<Vec<u32>> = candidates
+            .iter()
+            .map(|c| {
+                let b = c.bounds;
+                let mut m = vec![];
+                for y in b.y_lo..=b.y_hi {
+                    for x in b.x_lo..=b.x_hi {
+                        m.push(brute(&occ, c.raster, x, y));
+                    }
+                }
+                m
+            })
+            .collect();
+        assert_eq!(
+            cpu.occupancy_overlap_maps(&occ, &candidates),
+            want,
+            "cpu, round {round}"
+        );
+        if let Some(g) = &gpu {
+            assert_eq!(
+                g.occupancy_overlap_maps(&occ, &candidates),
+                want,
+                "gpu, round {round}"
+            );
+        }
+    }
+    if let Some(g) = &gpu {
+        assert_eq!(
+            g.failure(),
+            None,
+            "the GPU answered itself, without falling back"
+        );
+    }
+}
+
+#[test]
+fn first_fits_agree_on_every_backend() {
+    let gpu = gpu();
+    let cpu = CpuEvaluator;
+    let mut rng = Rng(99);
+    for round in 0..40 {
+        let (w, h) = (16 + rng.below(80) as u32, 8 + rng.below(50) as u32);
+        let occ = random_occupancy(&mut rng, w, h, 2 + (round % 9) as usize);
+        let rasters: Vec<PartRaster> = (0..6).map(|_| random_raster(&mut rng, 16)).collect();
+        let candidates: Vec<Candidate> = rasters
+            .iter()
+            .map(|r| Candidate {
+                raster: r,
+                bounds: Bounds {
+                    x_lo: rng.below(10) as i32 - 2,
+                    x_hi: w as i32 + 3,
+                    y_lo: rng.below(5) as i32 - 1,
+                    y_hi: h as i32 - rng.below(6) as i32,
+                },
+            })
+            .collect();
+        let want: Vec<_> = candidates
+            .iter()
+            .map(|c| cpu.first_fit(&occ, c.raster, c.bounds))
+            .collect();
+        assert_eq!(cpu.first_fits(&occ, &candidates), want);
+        if let Some(g) = &gpu {
+            assert_eq!(g.first_fits(&occ, &candidates), want, "round {round}");
+        }
+    }
+    if let Some(g) = &gpu {
+        assert_eq!(
+            g.failure(),
+            None,
+            "the GPU answered itself, without falling back"
+        );
+    }
+}
+
+#[test]
+fn auto_never_takes_a_software_adapter() {
+    let e = choose(Compute::Auto).unwrap();
+    if let Some(g) = GpuEvaluator::new(true)
+        .ok()
+        .filter(|g| g.adapter().is_software())
+    {
+        // this machine has only a software adapter: auto must have chosen the CPU
+        let hardware = GpuEvaluator::new(false).is_ok();
+        if !hardware {
+            assert_eq!(e.name(), "cpu", "auto skipped {}", g.name());
+        }
+    }
+    assert_eq!(choose(Compute::Cpu).unwrap().name(), "cpu");
+    assert!("nonsense".parse::<Compute>().is_err());
+}
