@@ -39,6 +39,10 @@ enum Cmd {
         out: PathBuf,
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// Evaluation backend: auto (a hardware GPU if there is one), gpu (any Vulkan adapter,
+        /// lavapipe included), cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
     },
     /// Run the HTTP service, its workers and its webhook deliverer on one store.
     Serve {
@@ -67,6 +71,9 @@ enum Cmd {
         /// Jobs run at once (0: one per core); threads per job follow MaximumCPUCount.
         #[arg(long, default_value_t = 0)]
         workers: usize,
+        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
     },
     /// API keys on the store.
     Keys {
@@ -119,6 +126,22 @@ enum BenchCmd {
         cells_per_part: f64,
         #[arg(long)]
         out: PathBuf,
+        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
+    },
+    /// Whole-map overlap evaluations per second (positions x orientations) on each backend:
+    /// the CPU backend, and the GPU backend when a Vulkan adapter exists.
+    Kernels {
+        /// Seconds to aim for per measurement.
+        #[arg(long, default_value_t = 2.0)]
+        budget: f64,
+        /// Only sheets up to this many cells wide (the largest is 16384).
+        #[arg(long, default_value_t = 16384)]
+        max_sheet: u32,
+        /// Skip the GPU even when there is one.
+        #[arg(long)]
+        cpu_only: bool,
     },
 }
 
@@ -148,7 +171,9 @@ fn run(cli: Cli) -> Result<()> {
             rotation,
             out,
             svg,
+            compute,
         } => kerf::cli::nest::run(kerf::cli::nest::NestArgs {
+            compute,
             parts,
             sheets,
             sheet_dxfs,
@@ -168,7 +193,9 @@ fn run(cli: Cli) -> Result<()> {
             max_queued_per_key,
             webhook_retry_delays,
             workers,
+            compute,
         } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
+            compute,
             max_queued_per_key,
             listen,
             database,
@@ -203,8 +230,25 @@ fn run(cli: Cli) -> Result<()> {
                     threads,
                     cells_per_part,
                     out,
+                    compute,
                 },
-        } => bench_esicup(&files, time, seed, threads, cells_per_part, &out),
+        } => bench_esicup(
+            &files,
+            time,
+            seed,
+            threads,
+            cells_per_part,
+            &out,
+            compute.as_deref(),
+        ),
+        Cmd::Bench {
+            which:
+                BenchCmd::Kernels {
+                    budget,
+                    max_sheet,
+                    cpu_only,
+                },
+        } => bench_kernels(budget, max_sheet, cpu_only),
     }
 }
 
@@ -215,10 +259,12 @@ fn bench_esicup(
     threads: u32,
     cells_per_part: f64,
     out: &PathBuf,
+    compute: Option<&str>,
 ) -> Result<()> {
     use kerf::bench::esicup;
     std::fs::create_dir_all(out)?;
-    let eval = kerf_kernels::CpuEvaluator;
+    let eval = kerf::cli::choose_compute(compute)?;
+    println!("compute: {}", eval.name());
     println!(
         "{:<10} {:>6} {:>9} {:>12} {:>8}  check",
         "instance", "parts", "density%", "used_length", "seconds"
@@ -235,7 +281,7 @@ fn bench_esicup(
             objective: kerf::nest2d::Objective::MinimiseLength,
             ..Default::default()
         };
-        let o = esicup::run(&inst, settings, &eval)?;
+        let o = esicup::run(&inst, settings, eval.as_ref())?;
         let check = match &o.verified {
             Ok(()) => "verified".to_string(),
             Err(e) => {
@@ -269,6 +315,63 @@ fn bench_esicup(
     }
     if failed {
         anyhow::bail!("some layouts failed the exact check");
+    }
+    Ok(())
+}
+
+fn bench_kernels(budget: f64, max_sheet: u32, cpu_only: bool) -> Result<()> {
+    use kerf::bench::kernels;
+    let cpu = kerf_kernels::CpuEvaluator;
+    let gpu = if cpu_only {
+        None
+    } else {
+        match kerf_kernels::GpuEvaluator::new(true) {
+            Ok(g) => Some(g),
+            Err(why) => {
+                println!("no GPU backend: {why}");
+                None
+            }
+        }
+    };
+    let mut backends: Vec<&dyn kerf_kernels::Evaluator> = vec![&cpu];
+    if let Some(g) = &gpu {
+        backends.push(g);
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    println!(
+        "whole-map overlap evaluation, {} orientations per call, CPU backend on {threads} threads",
+        kernels::ORIENTATIONS
+    );
+    println!(
+        "{:<13} {:>5} {:>6}  {:<40} {:>14} {:>8} {:>14} {:>8}  same",
+        "sheet", "part", "rects", "backend", "evaluations", "seconds", "evals/s", "x cpu"
+    );
+    let mut all_agree = true;
+    for sheet in kernels::SHEETS.into_iter().filter(|s| s.0 <= max_sheet) {
+        for part in kernels::PARTS {
+            let rows = kernels::measure(&backends, sheet, part, budget);
+            let cpu_rate = rows[0].rate();
+            for r in rows {
+                all_agree &= r.agrees;
+                println!(
+                    "{:<13} {:>5} {:>6}  {:<40} {:>14} {:>8.3} {:>14.3e} {:>8.2}  {}",
+                    format!("{}x{}", r.sheet.0, r.sheet.1),
+                    r.part,
+                    r.rects,
+                    r.backend,
+                    r.evaluations,
+                    r.seconds,
+                    r.rate(),
+                    r.rate() / cpu_rate,
+                    if r.agrees { "yes" } else { "NO" }
+                );
+            }
+        }
+    }
+    if !all_agree {
+        anyhow::bail!("the backends disagree");
     }
     Ok(())
 }

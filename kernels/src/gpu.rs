@@ -550,7 +550,14 @@ fn desc_backends() -> wgpu::Backends {
 
 impl Evaluator for GpuEvaluator {
     fn name(&self) -> String {
-        format!("gpu: {}", self.adapter.name)
+        match self.failure() {
+            None => format!("gpu: {}", self.adapter.name),
+            Some(why) => format!(
+                "cpu (gpu: {} failed: {})",
+                self.adapter.name,
+                why.lines().next().unwrap_or("")
+            ),
+        }
     }
 
     fn first_fit(&self, occ: &Occupancy, part: &PartRaster, bounds: Bounds) -> Option<(i32, i32)> {

@@ -30,7 +30,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<wire::Re
         Json(wire::Readiness {
             ready: ok,
             store: if ok { "ok" } else { "unreachable" }.into(),
-            compute: state.compute.clone(),
+            compute: state.eval.name(),
         }),
     )
 }

@@ -31,8 +31,8 @@ pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024 * 1024;
 pub struct AppState {
     pub store: Store,
     pub wake: Wakeups,
-    /// The compute adapter's name for /readyz ("cpu" or the GPU's name).
-    pub compute: String,
+    /// The evaluation backend the workers use (its name goes to /readyz).
+    pub eval: Arc<dyn kerf_kernels::Evaluator>,
     pub guard: Arc<AddressGuard>,
     /// Jobs a key may have waiting beyond its Parallelism (which caps those running).
     pub max_queued_per_key: i64,

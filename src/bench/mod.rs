@@ -1,3 +1,4 @@
 //! Benchmarks run from the CLI (`kerf bench ...`); they print tables, never assert times.
 
 pub mod esicup;
+pub mod kernels;

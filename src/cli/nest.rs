@@ -35,6 +35,8 @@ pub struct NestArgs {
     pub rotation: String,
     pub out: std::path::PathBuf,
     pub svg: Option<std::path::PathBuf>,
+    /// The evaluation backend (None: KERF_COMPUTE, else auto).
+    pub compute: Option<String>,
 }
 
 pub fn run(a: NestArgs) -> Result<()> {
@@ -116,8 +118,8 @@ pub fn run(a: NestArgs) -> Result<()> {
         sheets,
         settings,
     };
-    let eval = kerf_kernels::CpuEvaluator;
-    let result = nest2d::nest(&problem, &eval, &CancelHandle::default(), &|_| {})
+    let eval = super::choose_compute(a.compute.as_deref())?;
+    let result = nest2d::nest(&problem, eval.as_ref(), &CancelHandle::default(), &|_| {})
         .map_err(|e| anyhow!("{e}"))?;
 
     println!(

@@ -26,6 +26,8 @@ pub struct ServeArgs {
     pub webhook_retry_delays: Option<String>,
     /// Jobs held at once (0: one per core).
     pub workers: usize,
+    /// The evaluation backend (None: KERF_COMPUTE, else auto).
+    pub compute: Option<String>,
 }
 
 /// Parallelism of the first Admin key.
@@ -67,7 +69,10 @@ async fn serve(a: ServeArgs) -> Result<()> {
     let wake = Wakeups::default();
     let (stop_tx, stop_rx) = watch::channel(false);
 
-    let mut config = RuntimeConfig::for_this_machine();
+    let eval = crate::cli::choose_compute(a.compute.as_deref())?;
+    tracing::info!(compute = %eval.name(), "evaluation backend");
+    println!("compute: {}", eval.name());
+    let mut config = RuntimeConfig::for_this_machine(eval.clone());
     if a.workers > 0 {
         config.workers = a.workers;
     }
@@ -82,7 +87,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
     let state = AppState {
         store,
         wake,
-        compute: "cpu".into(),
+        eval,
         guard: Arc::new(guard),
         max_queued_per_key: a.max_queued_per_key,
     };

@@ -45,8 +45,10 @@ impl Default for Wakeups {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RuntimeConfig {
+    /// The evaluation backend every job's search runs on (chosen once, at start).
+    pub eval: Arc<dyn kerf_kernels::Evaluator>,
     /// Jobs held at once.
     pub workers: usize,
     /// Thread permits shared by running jobs.
@@ -57,11 +59,12 @@ pub struct RuntimeConfig {
 
 impl RuntimeConfig {
     /// Sized to the machine: one job per core at most, all cores as thread permits.
-    pub fn for_this_machine() -> RuntimeConfig {
+    pub fn for_this_machine(eval: Arc<dyn kerf_kernels::Evaluator>) -> RuntimeConfig {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
         RuntimeConfig {
+            eval,
             workers: cores,
             cores,
             owner: format!("kerf-{}-{}", std::process::id(), uuid::Uuid::new_v4()),
@@ -104,6 +107,7 @@ pub async fn run(
             Some(job) => {
                 tracing::info!(job = %job.id, attempt = job.attempt, "claimed");
                 let ctx = JobContext {
+                    eval: config.eval.clone(),
                     store: store.clone(),
                     wake: wake.clone(),
                     threads: threads.clone(),
@@ -168,6 +172,7 @@ async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
 
 /// What one job task needs.
 struct JobContext {
+    eval: Arc<dyn kerf_kernels::Evaluator>,
     store: Store,
     wake: Wakeups,
     threads: Arc<Semaphore>,

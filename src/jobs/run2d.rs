@@ -292,10 +292,9 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
         })
     };
     let engine = {
-        let (problem, cancel) = (problem.clone(), lease.clone());
+        let (problem, cancel, eval) = (problem.clone(), lease.clone(), ctx.eval.clone());
         tokio::task::spawn_blocking(move || {
-            let eval = kerf_kernels::CpuEvaluator;
-            nest2d::nest(&problem, &eval, &cancel, &on_interim)
+            nest2d::nest(&problem, eval.as_ref(), &cancel, &on_interim)
         })
     };
     let result = engine.await;

@@ -7,7 +7,7 @@
 use super::rng::Rng;
 use crate::geometry::{BBox, Point};
 use kerf_kernels::{
-    pair_overlap, Axis, Bounds, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE,
+    pair_overlap, Axis, Bounds, Candidate, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,7 +117,10 @@ pub fn fill(
             if Instant::now() >= deadline {
                 return None;
             }
-            let mut best: Option<(f64, i32, Pose)> = None;
+            // every orientation still worth a search, evaluated in one batch (one dispatch on
+            // the GPU)
+            let mut tried: Vec<(usize, (*const Oriented, usize))> = Vec::new();
+            let mut candidates: Vec<Candidate> = Vec::new();
             for (oi, o) in orients.iter().enumerate() {
                 let Some(b) = area.bounds(o, length) else {
                     continue;
@@ -128,13 +131,21 @@ pub fn fill(
                     Some(Some(x)) => (*x).max(b.x_lo),
                     None => b.x_lo,
                 };
-                let shifted = Bounds {
-                    x_lo: x_from + m,
-                    x_hi: b.x_hi + m,
-                    y_lo: b.y_lo + m,
-                    y_hi: b.y_hi + m,
-                };
-                let found = eval.first_fit(occ, &o.raster, shifted);
+                tried.push((oi, key));
+                candidates.push(Candidate {
+                    raster: &o.raster,
+                    bounds: Bounds {
+                        x_lo: x_from + m,
+                        x_hi: b.x_hi + m,
+                        y_lo: b.y_lo + m,
+                        y_hi: b.y_hi + m,
+                    },
+                });
+            }
+            let found = eval.first_fits(occ, &candidates);
+            let mut best: Option<(f64, i32, Pose)> = None;
+            for ((oi, key), found) in tried.into_iter().zip(found) {
+                let o = &orients[oi];
                 resume.insert(key, found.map(|(x, _)| x - m));
                 if let Some((x, y)) = found {
                     let pose = Pose {

@@ -1,0 +1,77 @@
+//! The same input and seed give the same layout on the CPU and the GPU backend (on lavapipe in
+//! CI). With KERF_REQUIRE_GPU=1 a missing adapter is a failure; without it the test says it
+//! compared nothing.
+
+use kerf::geometry::{PartGeometry, Point, Shape};
+use kerf::nest2d::*;
+use kerf_kernels::{CpuEvaluator, Evaluator, GpuEvaluator};
+
+fn part(id: &str, outline: &[(f64, f64)], quantity: u32) -> PartSpec {
+    let pts = outline.iter().map(|&(x, y)| Point::new(x, y)).collect();
+    PartSpec {
+        rotations: vec![0.0, 90.0, 180.0, 270.0],
+        allow_mirror: true,
+        ..PartSpec::new(id, PartGeometry::single(Shape::new(pts, vec![])), quantity)
+    }
+}
+
+#[test]
+fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
+    let gpu = match GpuEvaluator::new(true) {
+        Ok(g) => g,
+        Err(why) => {
+            assert!(
+                std::env::var("KERF_REQUIRE_GPU").as_deref() != Ok("1"),
+                "KERF_REQUIRE_GPU=1 but no GPU adapter: {why}"
+            );
+            eprintln!("NOTE: no GPU adapter ({why}); nothing compared");
+            return;
+        }
+    };
+    let parts = vec![
+        part(
+            "L",
+            &[
+                (0.0, 0.0),
+                (40.0, 0.0),
+                (40.0, 10.0),
+                (12.0, 10.0),
+                (12.0, 30.0),
+                (0.0, 30.0),
+            ],
+            4,
+        ),
+        part("tri", &[(0.0, 0.0), (30.0, 0.0), (0.0, 22.0)], 5),
+        part(
+            "sq",
+            &[(0.0, 0.0), (14.0, 0.0), (14.0, 14.0), (0.0, 14.0)],
+            3,
+        ),
+    ];
+    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
+    sheet.quantity = Some(3);
+    let problem = Problem {
+        parts,
+        sheets: vec![sheet],
+        settings: Settings {
+            // an iteration budget, not the clock, ends the search: the run is reproducible;
+            // the time limit is far away so no step is cut short by a slow device
+            max_iterations: Some(6),
+            max_run_time_s: 600.0,
+            seed: 3,
+            max_cpu: 1,
+            cells_per_part: 10.0,
+            part_spacing: 1.0,
+            ..Default::default()
+        },
+    };
+    let on_cpu = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
+    let on_gpu = nest(&problem, &gpu, &CancelHandle::default(), &|_| {}).unwrap();
+    assert_eq!(gpu.failure(), None, "the GPU answered itself");
+    assert!(on_gpu.engine.starts_with("gpu: "), "{}", on_gpu.engine);
+    assert_eq!(on_cpu.engine, "cpu");
+    assert_eq!(on_cpu.layouts, on_gpu.layouts);
+    assert_eq!(on_cpu.unplaced, on_gpu.unplaced);
+    assert_eq!(on_cpu.stats.parts_placed, 12);
+    eprintln!("same layout on cpu and {}", gpu.name());
+}
