@@ -146,14 +146,20 @@ enum BenchCmd {
 }
 
 fn main() {
+    let cli = Cli::parse();
+    // the service logs its jobs and deliveries; the one-shot commands only what goes wrong
+    let default_filter = match cli.cmd {
+        Cmd::Serve { .. } => "warn,kerf=info,kerf_kernels=info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KERF_LOG")
-                .unwrap_or_else(|_| "warn,kerf=info".into()),
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    if let Err(e) = run(Cli::parse()) {
+    if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
