@@ -6,6 +6,7 @@
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed, Run};
 use crate::sheet::{Candidate, SheetSat};
+use crate::weighted::WeightedTable;
 use crate::{Axis, Bounds, Evaluator};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -70,6 +71,14 @@ impl Evaluator for CpuEvaluator {
         candidates.iter().map(|c| overlap_map(&sat, c)).collect()
     }
 
+    fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
+        let table = WeightedTable::build(others);
+        candidates
+            .iter()
+            .map(|c| map_rows(c, |x, y| table.overlap_at(c, x, y)))
+            .collect()
+    }
+
     fn overlap_line(
         &self,
         part: &PartRaster,
@@ -85,10 +94,19 @@ impl Evaluator for CpuEvaluator {
     }
 }
 
-/// One candidate's map, rows of positions shared among the cores.
+/// One candidate's map against the sheet.
 fn overlap_map(sat: &SheetSat, c: &Candidate) -> Vec<u32> {
+    map_rows(c, |x, y| sat.overlap_at(c.raster, x, y))
+}
+
+/// `value(x, y)` at every position of a candidate's bounds, row-major, rows of positions shared
+/// among the cores.
+fn map_rows<T: Copy + Default + Send>(
+    c: &Candidate,
+    value: impl Fn(i32, i32) -> T + Sync,
+) -> Vec<T> {
     let (nx, ny) = c.dims();
-    let mut out = vec![0u32; nx as usize * ny as usize];
+    let mut out = vec![T::default(); nx as usize * ny as usize];
     if out.is_empty() {
         return out;
     }
@@ -97,6 +115,7 @@ fn overlap_map(sat: &SheetSat, c: &Candidate) -> Vec<u32> {
         .unwrap_or(1)
         .min(ny as usize);
     let rows_per_thread = (ny as usize).div_ceil(threads);
+    let value = &value;
     std::thread::scope(|scope| {
         for (t, chunk) in out.chunks_mut(rows_per_thread * nx as usize).enumerate() {
             scope.spawn(move || {
@@ -104,7 +123,7 @@ fn overlap_map(sat: &SheetSat, c: &Candidate) -> Vec<u32> {
                     let row = t * rows_per_thread + k / nx as usize;
                     let x = c.bounds.x_lo + (k % nx as usize) as i32;
                     let y = c.bounds.y_lo + row as i32;
-                    *v = sat.overlap_at(c.raster, x, y);
+                    *v = value(x, y);
                 }
             });
         }

@@ -8,6 +8,7 @@ use crate::cpu::CpuEvaluator;
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed};
 use crate::sheet::{fit_bounds, Candidate};
+use crate::weighted::Corners;
 use crate::{Axis, Bounds, Evaluator};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -47,6 +48,19 @@ struct GpuPart {
     _pad: u32,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct WeightedDims {
+    gw: u32,
+    gh: u32,
+    x0: i32,
+    y0: i32,
+    entries: u32,
+    row_span: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 /// What the adapter is, as wgpu reports it.
 #[derive(Clone, Debug)]
 pub struct AdapterDescription {
@@ -71,6 +85,10 @@ pub struct GpuEvaluator {
     sat_cols: wgpu::ComputePipeline,
     overlap_map: wgpu::ComputePipeline,
     first_fit: wgpu::ComputePipeline,
+    w_scatter: wgpu::ComputePipeline,
+    w_rows: wgpu::ComputePipeline,
+    w_cols: wgpu::ComputePipeline,
+    w_map: wgpu::ComputePipeline,
     /// One evaluation at a time (each builds its own buffers; the device is shared).
     busy: Mutex<()>,
     /// Set after a GPU error: from then on the CPU twin answers.
@@ -162,6 +180,7 @@ impl GpuEvaluator {
         };
         let sat = module("sat", include_str!("../../shaders/sat.wgsl"));
         let overlap = module("overlap", include_str!("../../shaders/overlap.wgsl"));
+        let weighted = module("weighted", include_str!("../../shaders/weighted.wgsl"));
         let pipeline = |m: &wgpu::ShaderModule, entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
@@ -182,6 +201,10 @@ impl GpuEvaluator {
             sat_cols: pipeline(&sat, "cols"),
             overlap_map: pipeline(&overlap, "overlap_map"),
             first_fit: pipeline(&overlap, "first_fit"),
+            w_scatter: pipeline(&weighted, "scatter"),
+            w_rows: pipeline(&weighted, "prefix_rows"),
+            w_cols: pipeline(&weighted, "prefix_cols"),
+            w_map: pipeline(&weighted, "weighted_map"),
             device,
             queue,
             limits,
@@ -342,7 +365,6 @@ impl GpuEvaluator {
 
     /// Runs the overlap kernel `pipeline` for `parts` (their rectangles in `rects`) against
     /// `sat`, with `out` initialised to `init`, and reads `out` back.
-    #[allow(clippy::too_many_arguments)]
     fn evaluate(
         &self,
         mut encoder: wgpu::CommandEncoder,
@@ -357,17 +379,7 @@ impl GpuEvaluator {
         if out_bytes > self.max_binding() || (rects.len() as u64 * 16) > self.max_binding() {
             return Err(GpuError::TooLarge);
         }
-        let most = parts
-            .iter()
-            .map(|p| p.nx as u64 * p.ny as u64)
-            .max()
-            .unwrap_or(0);
-        let groups = most.div_ceil(WORKGROUP as u64).max(1);
-        let gx = groups.min(MAX_GROUPS as u64) as u32;
-        let gy = groups.div_ceil(gx as u64);
-        if gy > MAX_GROUPS as u64 || parts.len() > MAX_GROUPS as usize {
-            return Err(GpuError::TooLarge);
-        }
+        let (gx, gy) = dispatch_grid(parts)?;
         let dims = EvalDims {
             width: grid.0,
             height: grid.1,
@@ -392,12 +404,7 @@ impl GpuEvaluator {
                 },
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             });
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: out_bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let readback = self.readback_buffer(out_bytes);
         {
             let bind = self.bind(
                 pipeline,
@@ -417,7 +424,19 @@ impl GpuEvaluator {
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(gx, gy as u32, parts.len() as u32);
         }
-        encoder.copy_buffer_to_buffer(&out, 0, &readback, 0, out_bytes);
+        let values = self.read_back(encoder, &out, &readback, out_bytes)?;
+        Ok(values[..init.len()].to_vec())
+    }
+
+    /// Copies `out` into `readback`, submits, waits and returns the words.
+    fn read_back(
+        &self,
+        mut encoder: wgpu::CommandEncoder,
+        out: &wgpu::Buffer,
+        readback: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<u32>, GpuError> {
+        encoder.copy_buffer_to_buffer(out, 0, readback, 0, bytes);
         self.queue.submit([encoder.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
         readback.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -433,10 +452,169 @@ impl GpuEvaluator {
             let view = readback
                 .get_mapped_range(..)
                 .map_err(|e| GpuError::Failed(format!("reading results back: {e:?}")))?;
-            bytemuck::cast_slice::<u8, u32>(&view)[..init.len()].to_vec()
+            bytemuck::cast_slice::<u8, u32>(&view).to_vec()
         };
         readback.unmap();
         Ok(values)
+    }
+
+    fn readback_buffer(&self, bytes: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// One compute pass of `pipeline` over a grid of workgroups.
+    fn pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[(u32, &wgpu::Buffer)],
+        groups: (u32, u32, u32),
+    ) {
+        let bind = self.bind(pipeline, buffers);
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: None,
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &bind, &[]);
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+    }
+
+    fn gpu_weighted_maps(
+        &self,
+        others: &[Placed],
+        candidates: &[Candidate],
+    ) -> Result<Vec<Vec<u64>>, GpuError> {
+        let corners = Corners::of(others);
+        let table_bytes = corners.table_len() as u64 * 8;
+        let mut parts = Vec::with_capacity(candidates.len());
+        let mut rects: Vec<[u32; 4]> = Vec::new();
+        let mut total = 0u64;
+        for c in candidates {
+            let (nx, ny) = c.dims();
+            parts.push(GpuPart {
+                rect_offset: rects.len() as u32,
+                rect_count: c.raster.rects().len() as u32,
+                x_lo: c.bounds.x_lo,
+                y_lo: c.bounds.y_lo,
+                nx,
+                ny,
+                out_offset: total as u32,
+                _pad: 0,
+            });
+            rects.extend_from_slice(c.raster.rects());
+            total += nx as u64 * ny as u64;
+        }
+        let out_bytes = (total * 8).max(8);
+        if table_bytes > self.max_binding()
+            || out_bytes > self.max_binding()
+            || total > u32::MAX as u64
+            || corners.entries.len() as u64 * 16 > self.max_binding()
+        {
+            return Err(GpuError::TooLarge);
+        }
+        let (gx, gy) = dispatch_grid(&parts)?;
+        let dims = WeightedDims {
+            gw: corners.gw,
+            gh: corners.gh,
+            x0: corners.x0,
+            y0: corners.y0,
+            entries: corners.entries.len() as u32,
+            row_span: gx * WORKGROUP,
+            _pad0: 0,
+            _pad1: 0,
+        };
+        let dims = self.uniform(bytemuck::bytes_of(&dims));
+        let table = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("weighted table"),
+            size: table_bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let entries: Vec<[u32; 4]> = corners
+            .entries
+            .iter()
+            .map(|&(i, v)| [i, v as u32, (v >> 32) as u32, 0])
+            .collect();
+        let entries = self.storage(if entries.is_empty() {
+            &[0; 16]
+        } else {
+            bytemuck::cast_slice(&entries)
+        });
+        let parts_buf = self.storage(if parts.is_empty() {
+            &[0; 32]
+        } else {
+            bytemuck::cast_slice(&parts)
+        });
+        let rects_buf = self.storage(if rects.is_empty() {
+            &[0; 16]
+        } else {
+            bytemuck::cast_slice(&rects)
+        });
+        let out = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("weighted out"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.encoder();
+        let (stride, rows) = (corners.gw + 2, corners.gh + 2);
+        let groups = |n: u32| (n.div_ceil(WORKGROUP).max(1), 1, 1);
+        if !corners.entries.is_empty() {
+            self.pass(
+                &mut encoder,
+                &self.w_scatter,
+                &[(0, &dims), (1, &table), (2, &entries)],
+                groups(corners.entries.len() as u32),
+            );
+            for _ in 0..2 {
+                self.pass(
+                    &mut encoder,
+                    &self.w_rows,
+                    &[(0, &dims), (1, &table)],
+                    groups(rows),
+                );
+                self.pass(
+                    &mut encoder,
+                    &self.w_cols,
+                    &[(0, &dims), (1, &table)],
+                    groups(stride),
+                );
+            }
+        }
+        if !parts.is_empty() && total > 0 {
+            self.pass(
+                &mut encoder,
+                &self.w_map,
+                &[
+                    (0, &dims),
+                    (1, &table),
+                    (3, &parts_buf),
+                    (4, &rects_buf),
+                    (5, &out),
+                ],
+                (gx, gy, parts.len() as u32),
+            );
+        }
+        let readback = self.readback_buffer(out_bytes);
+        let words = self.read_back(encoder, &out, &readback, out_bytes)?;
+        let mut maps = Vec::with_capacity(parts.len());
+        for p in &parts {
+            let n = p.nx as usize * p.ny as usize;
+            let at = p.out_offset as usize * 2;
+            maps.push(
+                words[at..at + 2 * n]
+                    .chunks_exact(2)
+                    .map(|w| w[0] as u64 | (w[1] as u64) << 32)
+                    .collect(),
+            );
+        }
+        Ok(maps)
     }
 
     fn encoder(&self) -> wgpu::CommandEncoder {
@@ -542,6 +720,23 @@ impl GpuEvaluator {
     }
 }
 
+/// Workgroups along x and y so that every position of the largest part gets an invocation
+/// (`row_span` = x groups x 64 invocations per row of the grid); z is the part.
+fn dispatch_grid(parts: &[GpuPart]) -> Result<(u32, u32), GpuError> {
+    let most = parts
+        .iter()
+        .map(|p| p.nx as u64 * p.ny as u64)
+        .max()
+        .unwrap_or(0);
+    let groups = most.div_ceil(WORKGROUP as u64).max(1);
+    let gx = groups.min(MAX_GROUPS as u64) as u32;
+    let gy = groups.div_ceil(gx as u64);
+    if gy > MAX_GROUPS as u64 || parts.len() > MAX_GROUPS as usize {
+        return Err(GpuError::TooLarge);
+    }
+    Ok((gx, gy as u32))
+}
+
 /// Vulkan, Metal, DX12: never OpenGL (with no Vulkan driver wgpu would otherwise settle for
 /// a software OpenGL adapter).
 fn desc_backends() -> wgpu::Backends {
@@ -580,6 +775,11 @@ impl Evaluator for GpuEvaluator {
             .unwrap_or_else(|| self.cpu.occupancy_overlap_maps(occ, candidates))
     }
 
+    fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
+        self.attempt(|| self.gpu_weighted_maps(others, candidates))
+            .unwrap_or_else(|| self.cpu.weighted_overlap_maps(others, candidates))
+    }
+
     fn overlap_line(
         &self,
         part: &PartRaster,
@@ -588,7 +788,7 @@ impl Evaluator for GpuEvaluator {
         range: (i32, i32),
         others: &[Placed],
     ) -> Vec<u64> {
-        // the line scans of the local search stay on the CPU twin (same integers)
+        // single lines are too little work for a dispatch: the CPU twin (same integers)
         self.cpu.overlap_line(part, axis, fixed, range, others)
     }
 }

@@ -11,6 +11,7 @@ pub mod occupancy;
 pub mod raster;
 pub mod select;
 pub mod sheet;
+pub mod weighted;
 
 pub use cpu::CpuEvaluator;
 pub use gpu::GpuEvaluator;
@@ -68,6 +69,11 @@ pub trait Evaluator: Send + Sync {
     /// For each candidate, the number of set cells of `occ` it covers at every position of its
     /// bounds (cells outside the grid count as set), row-major (y outer, x inner).
     fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>>;
+
+    /// For each candidate, its weighted overlap with `others` (sum of weight x shared cells) at
+    /// every position of its bounds, row-major (y outer, x inner): `overlap_line` for whole
+    /// rectangles of positions and many rasters at once.
+    fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>>;
 
     /// Weighted overlap map over a rectangle of positions, row-major (y outer, x inner).
     fn overlap_map(&self, part: &PartRaster, bounds: Bounds, others: &[Placed]) -> Vec<u64> {

@@ -219,3 +219,66 @@ fn auto_never_takes_a_software_adapter() {
     assert_eq!(choose(Compute::Cpu).unwrap().name(), "cpu");
     assert!("nonsense".parse::<Compute>().is_err());
 }
+
+#[test]
+fn weighted_maps_agree_with_line_scans_on_every_backend() {
+    let gpu = gpu();
+    let cpu = CpuEvaluator;
+    let mut rng = Rng(0xFEED);
+    for round in 0..10 {
+        let rasters: Vec<PartRaster> = (0..5).map(|_| random_raster(&mut rng, 14)).collect();
+        let others: Vec<Placed> = rasters[1..]
+            .iter()
+            .map(|r| Placed {
+                raster: r,
+                x: rng.below(30) as i32 - 10,
+                y: rng.below(20) as i32 - 5,
+                // big weights too: the 64-bit sums must carry on the GPU
+                weight: if round % 3 == 0 {
+                    u32::MAX - rng.below(1000) as u32
+                } else {
+                    1 + rng.below(5000) as u32
+                },
+            })
+            .collect();
+        let candidates: Vec<Candidate> = (0..2)
+            .map(|_| Candidate {
+                raster: &rasters[0],
+                bounds: Bounds {
+                    x_lo: -20 + rng.below(5) as i32,
+                    x_hi: 35,
+                    y_lo: -15,
+                    y_hi: 25 - rng.below(5) as i32,
+                },
+            })
+            .collect();
+        let want: Vec<Vec<u64>> = candidates
+            .iter()
+            .map(|c| {
+                let b = c.bounds;
+                (b.y_lo..=b.y_hi)
+                    .flat_map(|y| cpu.overlap_line(c.raster, Axis::X, y, (b.x_lo, b.x_hi), &others))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            cpu.weighted_overlap_maps(&others, &candidates),
+            want,
+            "cpu, round {round}"
+        );
+        if let Some(g) = &gpu {
+            assert_eq!(
+                g.weighted_overlap_maps(&others, &candidates),
+                want,
+                "gpu, round {round}"
+            );
+        }
+    }
+    if let Some(g) = &gpu {
+        assert_eq!(
+            g.failure(),
+            None,
+            "the GPU answered itself, without falling back"
+        );
+    }
+}

@@ -1,0 +1,116 @@
+// Whole-map evaluation against weighted placed rasters (see kernels/src/weighted.rs): the
+// difference table of the rectangles' corners is scattered in, four inclusive prefix passes
+// make it the summed-area table of the weighted grid, and each (position, candidate) sums four
+// lookups per rectangle. Values are u64 as vec2<u32> (low, high) with wrapping arithmetic,
+// exactly as the CPU computes them.
+
+struct Dims {
+    // the table is (gw + 2) x (gh + 2)
+    gw: u32,
+    gh: u32,
+    x0: i32,
+    y0: i32,
+    // entries to scatter; invocations per row of the evaluation dispatch
+    entries: u32,
+    row_span: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct Part {
+    rect_offset: u32,
+    rect_count: u32,
+    x_lo: i32,
+    y_lo: i32,
+    nx: u32,
+    ny: u32,
+    out_offset: u32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read_write> table: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> entries: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> parts: array<Part>;
+@group(0) @binding(4) var<storage, read> rects: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read_write> out: array<vec2<u32>>;
+
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    let carry = select(0u, 1u, lo < a.x);
+    return vec2<u32>(lo, a.y + b.y + carry);
+}
+
+fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x - b.x;
+    let borrow = select(0u, 1u, a.x < b.x);
+    return vec2<u32>(lo, a.y - b.y - borrow);
+}
+
+// entries[k] = (index, low, high, unused); indices are distinct
+@compute @workgroup_size(64)
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= dims.entries) {
+        return;
+    }
+    let e = entries[gid.x];
+    table[e.x] = vec2<u32>(e.y, e.z);
+}
+
+@compute @workgroup_size(64)
+fn prefix_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let stride = dims.gw + 2u;
+    let y = gid.x;
+    if (y >= dims.gh + 2u) {
+        return;
+    }
+    var acc = vec2<u32>(0u, 0u);
+    for (var x = 0u; x < stride; x = x + 1u) {
+        acc = add64(acc, table[y * stride + x]);
+        table[y * stride + x] = acc;
+    }
+}
+
+@compute @workgroup_size(64)
+fn prefix_cols(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let stride = dims.gw + 2u;
+    let x = gid.x;
+    if (x >= stride) {
+        return;
+    }
+    var acc = vec2<u32>(0u, 0u);
+    for (var y = 0u; y < dims.gh + 2u; y = y + 1u) {
+        acc = add64(acc, table[y * stride + x]);
+        table[y * stride + x] = acc;
+    }
+}
+
+fn at(x: i32, y: i32) -> vec2<u32> {
+    return table[u32(y) * (dims.gw + 2u) + u32(x)];
+}
+
+@compute @workgroup_size(64)
+fn weighted_map(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let p = parts[gid.z];
+    let i = gid.x + gid.y * dims.row_span;
+    if (i >= p.nx * p.ny) {
+        return;
+    }
+    let x = p.x_lo + i32(i % p.nx) - dims.x0;
+    let y = p.y_lo + i32(i / p.nx) - dims.y0;
+    let gw = i32(dims.gw);
+    let gh = i32(dims.gh);
+    var total = vec2<u32>(0u, 0u);
+    for (var k = 0u; k < p.rect_count; k = k + 1u) {
+        let r = rects[p.rect_offset + k];
+        let cx0 = clamp(x + i32(r.x), 0, gw);
+        let cy0 = clamp(y + i32(r.y), 0, gh);
+        let cx1 = clamp(x + i32(r.z), 0, gw);
+        let cy1 = clamp(y + i32(r.w), 0, gh);
+        total = add64(total, at(cx1, cy1));
+        total = sub64(total, at(cx0, cy1));
+        total = sub64(total, at(cx1, cy0));
+        total = add64(total, at(cx0, cy0));
+    }
+    out[p.out_offset + i] = total;
+}
