@@ -72,10 +72,31 @@ impl Evaluator for CpuEvaluator {
     }
 
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
-        let table = WeightedTable::build(others);
+        // lines (one row or one column of positions) by the trapezoid scan, which needs no
+        // table; rectangles from the weighted table (the answers are the same integers)
+        let is_line = |c: &Candidate| {
+            let (nx, ny) = c.dims();
+            nx <= 1 || ny <= 1
+        };
+        let table = if candidates.iter().all(is_line) {
+            None
+        } else {
+            Some(WeightedTable::build(others))
+        };
         candidates
             .iter()
-            .map(|c| map_rows(c, |x, y| table.overlap_at(c, x, y)))
+            .map(|c| {
+                let b = c.bounds;
+                let (nx, ny) = c.dims();
+                match &table {
+                    _ if nx == 0 => Vec::new(),
+                    None if ny == 1 => {
+                        scan_line::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), others)
+                    }
+                    None => scan_line::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), others),
+                    Some(t) => map_rows(c, |x, y| t.overlap_at(c, x, y)),
+                }
+            })
             .collect()
     }
 

@@ -342,35 +342,59 @@ impl<'a> Compactor<'a> {
         let cur = self.poses[i];
         let mut best: (u64, Pose) = (current, cur);
         let others = self.others(i);
-        let mut candidates: Vec<(u64, Pose)> = Vec::new();
+        // four lines of positions per orientation (through the current place and at random),
+        // all evaluated in one call (one dispatch on the GPU)
+        let mut lines: Vec<(usize, Axis, i32, (i32, i32))> = Vec::new();
         for (oi, o) in self.items[i].iter().enumerate() {
             let Some(b) = self.area.bounds(o, length) else {
                 continue;
             };
-            let lines = [
+            let picks = [
                 (Axis::X, cur.gy.clamp(b.y_lo, b.y_hi)),
                 (Axis::X, self.rng.range(b.y_lo, b.y_hi)),
                 (Axis::Y, cur.gx.clamp(b.x_lo, b.x_hi)),
                 (Axis::Y, self.rng.range(b.x_lo, b.x_hi)),
             ];
-            for (axis, fixed) in lines {
+            for (axis, fixed) in picks {
                 let range = if axis == Axis::X {
                     (b.x_lo, b.x_hi)
                 } else {
                     (b.y_lo, b.y_hi)
                 };
-                let line = self
-                    .eval
-                    .overlap_line(&o.raster, axis, fixed, range, &others);
-                if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
-                    let along = range.0 + k as i32;
-                    let (gx, gy) = if axis == Axis::X {
-                        (along, fixed)
-                    } else {
-                        (fixed, along)
-                    };
-                    candidates.push((*v, Pose { orient: oi, gx, gy }));
-                }
+                lines.push((oi, axis, fixed, range));
+            }
+        }
+        let batch: Vec<Candidate> = lines
+            .iter()
+            .map(|&(oi, axis, fixed, range)| Candidate {
+                raster: &self.items[i][oi].raster,
+                bounds: match axis {
+                    Axis::X => Bounds {
+                        x_lo: range.0,
+                        x_hi: range.1,
+                        y_lo: fixed,
+                        y_hi: fixed,
+                    },
+                    Axis::Y => Bounds {
+                        x_lo: fixed,
+                        x_hi: fixed,
+                        y_lo: range.0,
+                        y_hi: range.1,
+                    },
+                },
+            })
+            .collect();
+        let values = self.eval.weighted_overlap_maps(&others, &batch);
+        let mut candidates: Vec<(u64, Pose)> = Vec::new();
+        for (&(oi, axis, fixed, range), line) in lines.iter().zip(&values) {
+            if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
+                let along = range.0 + k as i32;
+                let (gx, gy) = if axis == Axis::X {
+                    (along, fixed)
+                } else {
+                    (fixed, along)
+                };
+                candidates.push((*v, Pose { orient: oi, gx, gy }));
             }
         }
         // lower cost wins; at equal cost the first candidate stays (the lines through the part's
