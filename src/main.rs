@@ -331,7 +331,7 @@ fn bench_kernels(budget: f64, max_sheet: u32, cpu_only: bool) -> Result<()> {
     let gpu = if cpu_only {
         None
     } else {
-        match kerf_kernels::GpuEvaluator::new(true) {
+        match kerf_kernels::GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
             Ok(g) => Some(g),
             Err(why) => {
                 println!("no GPU backend: {why}");

@@ -17,7 +17,8 @@ fn part(id: &str, outline: &[(f64, f64)], quantity: u32) -> PartSpec {
 
 #[test]
 fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
-    let gpu = match GpuEvaluator::new(true) {
+    // every evaluation on the GPU, however small
+    let gpu = match GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
         Ok(g) => g,
         Err(why) => {
             assert!(
@@ -68,10 +69,15 @@ fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
     let on_cpu = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
     let on_gpu = nest(&problem, &gpu, &CancelHandle::default(), &|_| {}).unwrap();
     assert_eq!(gpu.failure(), None, "the GPU answered itself");
+    assert!(
+        gpu.answered() > 20,
+        "first-fit and the local search ran on the GPU ({} calls)",
+        gpu.answered()
+    );
     assert!(on_gpu.engine.starts_with("gpu: "), "{}", on_gpu.engine);
     assert_eq!(on_cpu.engine, "cpu");
     assert_eq!(on_cpu.layouts, on_gpu.layouts);
     assert_eq!(on_cpu.unplaced, on_gpu.unplaced);
     assert_eq!(on_cpu.stats.parts_placed, 12);
-    eprintln!("same layout on cpu and {}", gpu.name());
+    eprintln!("same layout on cpu and {} ({} GPU calls)", gpu.name(), gpu.answered());
 }

@@ -15,6 +15,9 @@ use std::sync::Mutex;
 use wgpu::util::DeviceExt;
 
 const WORKGROUP: u32 = 64;
+/// Default of `KERF_GPU_MIN_WORK`: below about a million rectangle evaluations the CPU answers
+/// sooner than a dispatch round trip. `kerf bench kernels` shows where the crossover lies.
+const DEFAULT_MIN_WORK: u64 = 1 << 20;
 const MAX_GROUPS: u32 = 65_535;
 
 #[repr(C)]
@@ -95,6 +98,11 @@ pub struct GpuEvaluator {
     failed: std::sync::Arc<AtomicBool>,
     /// What that error was.
     failure: Mutex<Option<String>>,
+    /// Calls the GPU answered.
+    answered: std::sync::atomic::AtomicU64,
+    /// Calls with less work than this (positions x rectangles) go to the CPU twin: a dispatch
+    /// and its readback cost more than a small evaluation. The answers are the same either way.
+    min_work: u64,
     cpu: CpuEvaluator,
 }
 
@@ -211,12 +219,37 @@ impl GpuEvaluator {
             busy: Mutex::new(()),
             failed,
             failure: Mutex::new(None),
+            answered: Default::default(),
+            min_work: std::env::var("KERF_GPU_MIN_WORK")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_MIN_WORK),
             cpu: CpuEvaluator,
         })
     }
 
+    /// Sends every call to the GPU however small (0), or only calls with at least `work`
+    /// positions x rectangles.
+    pub fn with_min_work(mut self, work: u64) -> GpuEvaluator {
+        self.min_work = work;
+        self
+    }
+
+    /// Positions x rectangles of a batch (the work of a whole-map call).
+    fn work(candidates: &[Candidate]) -> u64 {
+        candidates
+            .iter()
+            .map(|c| c.positions() * c.raster.rects().len() as u64)
+            .sum()
+    }
+
     pub fn adapter(&self) -> &AdapterDescription {
         &self.adapter
+    }
+
+    /// How many calls the GPU itself answered.
+    pub fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
     }
 
     /// True once a GPU error has sent every evaluation to the CPU.
@@ -246,7 +279,10 @@ impl GpuEvaluator {
             return None;
         }
         match r {
-            Ok(v) => Some(v),
+            Ok(v) => {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+                Some(v)
+            }
             Err(GpuError::TooLarge) => None,
             Err(GpuError::Failed(why)) => {
                 self.fail(&why);
@@ -766,16 +802,25 @@ impl Evaluator for GpuEvaluator {
     }
 
     fn first_fits(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Option<(i32, i32)>> {
+        if Self::work(candidates) < self.min_work {
+            return self.cpu.first_fits(occ, candidates);
+        }
         self.attempt(|| self.gpu_first_fits(occ, candidates))
             .unwrap_or_else(|| self.cpu.first_fits(occ, candidates))
     }
 
     fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>> {
+        if Self::work(candidates) < self.min_work {
+            return self.cpu.occupancy_overlap_maps(occ, candidates);
+        }
         self.attempt(|| self.gpu_overlap_maps(occ, candidates))
             .unwrap_or_else(|| self.cpu.occupancy_overlap_maps(occ, candidates))
     }
 
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
+        if Self::work(candidates) < self.min_work {
+            return self.cpu.weighted_overlap_maps(others, candidates);
+        }
         self.attempt(|| self.gpu_weighted_maps(others, candidates))
             .unwrap_or_else(|| self.cpu.weighted_overlap_maps(others, candidates))
     }

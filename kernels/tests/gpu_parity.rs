@@ -50,7 +50,8 @@ fn random_occupancy(rng: &mut Rng, w: u32, h: u32, parts: usize) -> Occupancy {
 
 /// The GPU backend, or None (and why) when this machine has no Vulkan adapter.
 fn gpu() -> Option<GpuEvaluator> {
-    match GpuEvaluator::new(true) {
+    // every call on the GPU, however small (production sends small ones to the CPU twin)
+    match GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
         Ok(g) => {
             eprintln!("parity on {}", g.name());
             Some(g)
