@@ -10,17 +10,6 @@ struct Dims {
     _pad: u32,
 }
 
-struct Part {
-    rect_offset: u32,
-    rect_count: u32,
-    x_lo: i32,
-    y_lo: i32,
-    nx: u32,
-    ny: u32,
-    out_offset: u32,
-    _pad: u32,
-}
-
 @group(0) @binding(0) var<uniform> dims: Dims;
 @group(0) @binding(1) var<storage, read> sat: array<u32>;
 @group(0) @binding(2) var<storage, read> parts: array<Part>;

@@ -9,6 +9,7 @@ pub mod export;
 pub mod geometry;
 pub mod jobs;
 pub mod lenient;
+pub mod nest1d;
 pub mod nest2d;
 pub mod store;
 pub mod webhook;

@@ -44,6 +44,27 @@ enum Cmd {
         #[arg(long)]
         compute: Option<String>,
     },
+    /// A 1D cutting plan: lengths on bars (no server).
+    Nest1d {
+        /// A stock length: LEN[:QTY[:COST]] (QTY 0 or absent: unlimited; repeatable).
+        #[arg(long = "stock", required = true)]
+        stock: Vec<String>,
+        /// Pieces: LEN:QTY[:ID] (repeatable).
+        #[arg(long = "part", required = true)]
+        parts: Vec<String>,
+        /// Material lost at each cut, in millimetres.
+        #[arg(long, default_value_t = 0.0)]
+        kerf: f64,
+        /// Trimmed off each end of every bar, in millimetres.
+        #[arg(long, default_value_t = 0.0)]
+        trim: f64,
+        /// Time limit in seconds.
+        #[arg(long, default_value_t = 2.0)]
+        time: f64,
+        /// MinimiseStock, MinimiseWaste or MinimiseCost.
+        #[arg(long, default_value = "MinimiseStock")]
+        objective: String,
+    },
     /// Run the HTTP service, its workers and its webhook deliverer on one store.
     Serve {
         /// Address to listen on (port 0: any free port; the bound address is printed).
@@ -130,6 +151,17 @@ enum BenchCmd {
         #[arg(long)]
         compute: Option<String>,
     },
+    /// BPPLIB cutting-stock instances: with DIR/optima.csv, a table per class of how often the
+    /// optimum is reached and proven, and how fast.
+    Bpp {
+        dir: PathBuf,
+        /// Time limit per instance, in seconds.
+        #[arg(long, default_value_t = 2.0)]
+        time: f64,
+        /// Only classes whose name contains this.
+        #[arg(long)]
+        class: Option<String>,
+    },
     /// Whole-map overlap evaluations per second (positions x orientations) on each backend:
     /// the CPU backend, and the GPU backend when a Vulkan adapter exists.
     Kernels {
@@ -190,6 +222,21 @@ fn run(cli: Cli) -> Result<()> {
             out,
             svg,
         }),
+        Cmd::Nest1d {
+            stock,
+            parts,
+            kerf,
+            trim,
+            time,
+            objective,
+        } => kerf::cli::nest1d::run(kerf::cli::nest1d::Nest1dArgs {
+            stock,
+            parts,
+            kerf,
+            trim,
+            time,
+            objective,
+        }),
         Cmd::Serve {
             listen,
             database,
@@ -247,6 +294,9 @@ fn run(cli: Cli) -> Result<()> {
             &out,
             compute.as_deref(),
         ),
+        Cmd::Bench {
+            which: BenchCmd::Bpp { dir, time, class },
+        } => bench_bpp(&dir, time, class.as_deref()),
         Cmd::Bench {
             which:
                 BenchCmd::Kernels {
@@ -378,6 +428,68 @@ fn bench_kernels(budget: f64, max_sheet: u32, cpu_only: bool) -> Result<()> {
     }
     if !all_agree {
         anyhow::bail!("the backends disagree");
+    }
+    Ok(())
+}
+
+fn bench_bpp(dir: &std::path::Path, time: f64, only: Option<&str>) -> Result<()> {
+    use kerf::bench::bpp;
+    let known: Vec<bpp::Known> = bpp::optima(dir)?
+        .into_iter()
+        .filter(|k| only.is_none_or(|c| k.class.contains(c)))
+        .collect();
+    let mut classes: Vec<String> = known.iter().map(|k| k.class.clone()).collect();
+    classes.dedup();
+    let mut seen = std::collections::HashSet::new();
+    classes.retain(|c| seen.insert(c.clone()));
+    let mut all = Vec::new();
+    let mut missed = Vec::new();
+    println!(
+        "{:<14} {:>9} {:>8} {:>7} {:>11} {:>8} {:>8}",
+        "class", "instances", "optimal", "proven", "extra bars", "mean s", "max s"
+    );
+    let row = |name: &str, o: &[&bpp::Outcome]| {
+        let n = o.len().max(1) as f64;
+        println!(
+            "{:<14} {:>9} {:>8} {:>7} {:>11.3} {:>8.3} {:>8.3}",
+            name,
+            o.len(),
+            o.iter().filter(|x| x.bars <= x.optimum).count(),
+            o.iter().filter(|x| x.proven).count(),
+            o.iter()
+                .map(|x| x.bars as f64 - x.optimum as f64)
+                .sum::<f64>()
+                / n,
+            o.iter().map(|x| x.seconds).sum::<f64>() / n,
+            o.iter().map(|x| x.seconds).fold(0.0, f64::max),
+        );
+    };
+    for c in &classes {
+        let mut outcomes = Vec::new();
+        for k in known.iter().filter(|k| &k.class == c) {
+            let o = bpp::run_one(dir, k, time)?;
+            if o.bars > o.optimum {
+                missed.push(format!(
+                    "{} ({} bars, optimum {})",
+                    o.name, o.bars, o.optimum
+                ));
+            }
+            if o.bars < o.optimum {
+                anyhow::bail!(
+                    "{}: {} bars is below the published optimum {}",
+                    o.name,
+                    o.bars,
+                    o.optimum
+                );
+            }
+            outcomes.push(o);
+        }
+        row(c, &outcomes.iter().collect::<Vec<_>>());
+        all.extend(outcomes);
+    }
+    row("all", &all.iter().collect::<Vec<_>>());
+    if !missed.is_empty() {
+        println!("optimum not reached: {}", missed.join(", "));
     }
     Ok(())
 }

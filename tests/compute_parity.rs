@@ -79,5 +79,9 @@ fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
     assert_eq!(on_cpu.layouts, on_gpu.layouts);
     assert_eq!(on_cpu.unplaced, on_gpu.unplaced);
     assert_eq!(on_cpu.stats.parts_placed, 12);
-    eprintln!("same layout on cpu and {} ({} GPU calls)", gpu.name(), gpu.answered());
+    eprintln!(
+        "same layout on cpu and {} ({} GPU calls)",
+        gpu.name(),
+        gpu.answered()
+    );
 }

@@ -18,6 +18,9 @@ const WORKGROUP: u32 = 64;
 /// Default of `KERF_GPU_MIN_WORK`: below about a million rectangle evaluations the CPU answers
 /// sooner than a dispatch round trip. `kerf bench kernels` shows where the crossover lies.
 const DEFAULT_MIN_WORK: u64 = 1 << 20;
+/// Batches of lines go to the GPU from this many times `min_work` (estimates, to be tuned on a
+/// GPU with `kerf bench kernels` and `kerf bench esicup --compute gpu`).
+const LINES_FACTOR: u64 = 16;
 const MAX_GROUPS: u32 = 65_535;
 
 #[repr(C)]
@@ -38,6 +41,7 @@ struct EvalDims {
     _pad: u32,
 }
 
+/// A candidate as the kernels read it (`Part` in shaders/common.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct GpuPart {
@@ -187,8 +191,20 @@ impl GpuEvaluator {
             })
         };
         let sat = module("sat", include_str!("../../shaders/sat.wgsl"));
-        let overlap = module("overlap", include_str!("../../shaders/overlap.wgsl"));
-        let weighted = module("weighted", include_str!("../../shaders/weighted.wgsl"));
+        let overlap = module(
+            "overlap",
+            concat!(
+                include_str!("../../shaders/common.wgsl"),
+                include_str!("../../shaders/overlap.wgsl")
+            ),
+        );
+        let weighted = module(
+            "weighted",
+            concat!(
+                include_str!("../../shaders/common.wgsl"),
+                include_str!("../../shaders/weighted.wgsl")
+            ),
+        );
         let pipeline = |m: &wgpu::ShaderModule, entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
@@ -818,7 +834,18 @@ impl Evaluator for GpuEvaluator {
     }
 
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
-        if Self::work(candidates) < self.min_work {
+        // lines cost the CPU no table (trapezoid scans); the GPU must build one over every
+        // placed raster first: lines go to the GPU only in bulk
+        let lines_only = candidates.iter().all(|c| {
+            let (nx, ny) = c.dims();
+            nx <= 1 || ny <= 1
+        });
+        let threshold = if lines_only {
+            self.min_work.saturating_mul(LINES_FACTOR)
+        } else {
+            self.min_work
+        };
+        if Self::work(candidates) < threshold {
             return self.cpu.weighted_overlap_maps(others, candidates);
         }
         self.attempt(|| self.gpu_weighted_maps(others, candidates))

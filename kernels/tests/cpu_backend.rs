@@ -1,37 +1,9 @@
 //! The CPU backend against brute force on small random rasters.
 
+mod common;
+
+use common::*;
 use kerf_kernels::*;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn random_raster(rng: &mut Rng, max: u64) -> PartRaster {
-    let w = 1 + rng.below(max) as u32;
-    let h = 1 + rng.below(max) as u32;
-    let rows = (0..h)
-        .map(|_| {
-            let mut runs = vec![];
-            let mut x = rng.below(w as u64) as u32;
-            while x < w {
-                let e = (x + 1 + rng.below(4) as u32).min(w);
-                runs.push([x, e]);
-                x = e + 1 + rng.below(3) as u32;
-            }
-            runs
-        })
-        .collect();
-    PartRaster::from_row_runs(w, rows)
-}
 
 fn brute_overlap(a: &PartRaster, ax: i32, ay: i32, b: &PartRaster, bx: i32, by: i32) -> u64 {
     let mut n = 0;

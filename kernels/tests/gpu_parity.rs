@@ -2,43 +2,15 @@
 //! Vulkan driver (CI: lavapipe) these run on the GPU; with KERF_REQUIRE_GPU=1 a missing adapter
 //! is a failure; without it the tests say plainly that they checked the CPU backend only.
 
+mod common;
+
+use common::*;
 use kerf_kernels::*;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn random_raster(rng: &mut Rng, max: u64) -> PartRaster {
-    let w = 1 + rng.below(max) as u32;
-    let h = 1 + rng.below(max) as u32;
-    let rows = (0..h)
-        .map(|_| {
-            let mut runs = vec![];
-            let mut x = rng.below(w as u64) as u32;
-            while x < w {
-                let e = (x + 1 + rng.below(5) as u32).min(w);
-                runs.push([x, e]);
-                x = e + 1 + rng.below(3) as u32;
-            }
-            runs
-        })
-        .collect();
-    PartRaster::from_row_runs(w, rows)
-}
 
 fn random_occupancy(rng: &mut Rng, w: u32, h: u32, parts: usize) -> Occupancy {
     let mut occ = Occupancy::new(w, h);
     for _ in 0..parts {
-        let r = random_raster(rng, 12);
+        let r = random_raster_runs(rng, 12, 5);
         occ.place(
             &r,
             rng.below(w as u64) as i32 - 4,
@@ -88,7 +60,7 @@ fn brute(occ: &Occupancy, r: &PartRaster, x: i32, y: i32) -> u32 {
 fn rectangles_cover_each_raster_exactly_once() {
     let mut rng = Rng(7);
     for _ in 0..300 {
-        let r = random_raster(&mut rng, 20);
+        let r = random_raster_runs(&mut rng, 20, 5);
         let mut covered = vec![0u8; (r.width() * r.height()) as usize];
         for q in r.rects() {
             for y in q[1]..q[3] {
@@ -116,7 +88,9 @@ fn overlap_maps_agree_with_brute_force_on_every_backend() {
     for round in 0..12 {
         let (w, h) = (20 + rng.below(60) as u32, 10 + rng.below(40) as u32);
         let occ = random_occupancy(&mut rng, w, h, 3 + round);
-        let rasters: Vec<PartRaster> = (0..4).map(|_| random_raster(&mut rng, 14)).collect();
+        let rasters: Vec<PartRaster> = (0..4)
+            .map(|_| random_raster_runs(&mut rng, 14, 5))
+            .collect();
         // bounds reach past the grid on every side: outside cells count as set
         let candidates: Vec<Candidate> = rasters
             .iter()
@@ -173,7 +147,9 @@ fn first_fits_agree_on_every_backend() {
     for round in 0..40 {
         let (w, h) = (16 + rng.below(80) as u32, 8 + rng.below(50) as u32);
         let occ = random_occupancy(&mut rng, w, h, 2 + (round % 9) as usize);
-        let rasters: Vec<PartRaster> = (0..6).map(|_| random_raster(&mut rng, 16)).collect();
+        let rasters: Vec<PartRaster> = (0..6)
+            .map(|_| random_raster_runs(&mut rng, 16, 5))
+            .collect();
         let candidates: Vec<Candidate> = rasters
             .iter()
             .map(|r| Candidate {
@@ -227,7 +203,9 @@ fn weighted_maps_agree_with_line_scans_on_every_backend() {
     let cpu = CpuEvaluator;
     let mut rng = Rng(0xFEED);
     for round in 0..10 {
-        let rasters: Vec<PartRaster> = (0..5).map(|_| random_raster(&mut rng, 14)).collect();
+        let rasters: Vec<PartRaster> = (0..5)
+            .map(|_| random_raster_runs(&mut rng, 14, 5))
+            .collect();
         let others: Vec<Placed> = rasters[1..]
             .iter()
             .map(|r| Placed {

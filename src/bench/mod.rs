@@ -1,4 +1,5 @@
 //! Benchmarks run from the CLI (`kerf bench ...`); they print tables, never assert times.
 
+pub mod bpp;
 pub mod esicup;
 pub mod kernels;

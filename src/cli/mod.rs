@@ -3,6 +3,7 @@
 
 pub mod keys;
 pub mod nest;
+pub mod nest1d;
 pub mod serve;
 
 /// The evaluation backend from a `--compute` value, else `KERF_COMPUTE`, else auto.

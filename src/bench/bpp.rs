@@ -1,0 +1,152 @@
+//! `kerf bench bpp DIR`: BPPLIB cutting-stock instances (line 1 the number of lengths, line 2 the
+//! capacity, then `length<TAB>demand` lines), solved with a time limit each; with DIR/optima.csv
+//! (name, class, file, items, capacity, optimum, proven) a table per class: instances, optimum
+//! reached, proven optimal, mean extra bars, mean and max seconds.
+
+use crate::nest1d::{self, Objective, Piece, Problem, Stock};
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::Path;
+
+/// One instance: capacity and (length, demand) lines.
+pub struct Instance {
+    pub capacity: f64,
+    pub items: Vec<(f64, u32)>,
+}
+
+pub fn parse(text: &str) -> Result<Instance> {
+    let mut nums = text.split_whitespace().map(|t| {
+        t.parse::<f64>()
+            .map_err(|_| anyhow!("'{t}' is not a number"))
+    });
+    let m = nums.next().ok_or_else(|| anyhow!("empty file"))?? as usize;
+    let capacity = nums.next().ok_or_else(|| anyhow!("no capacity"))??;
+    let mut items = Vec::with_capacity(m);
+    for k in 0..m {
+        let len = nums
+            .next()
+            .ok_or_else(|| anyhow!("line {}: missing length", k + 3))??;
+        let d = nums
+            .next()
+            .ok_or_else(|| anyhow!("line {}: missing demand", k + 3))??;
+        if !(len > 0.0) || d < 0.0 || d.fract() != 0.0 {
+            bail!(
+                "line {}: length {len} and demand {d} must be positive",
+                k + 3
+            );
+        }
+        items.push((len, d as u32));
+    }
+    Ok(Instance { capacity, items })
+}
+
+pub fn problem(inst: &Instance, seconds: f64) -> Problem {
+    Problem {
+        stock: vec![Stock {
+            id: "bar".into(),
+            length: inst.capacity,
+            quantity: None,
+            cost: 0.0,
+            priority: 0,
+        }],
+        pieces: inst
+            .items
+            .iter()
+            .enumerate()
+            .map(|(k, &(length, quantity))| Piece {
+                id: format!("p{k}"),
+                length,
+                quantity,
+            })
+            .collect(),
+        kerf: 0.0,
+        start_trim: 0.0,
+        end_trim: 0.0,
+        max_time_s: seconds,
+        objective: Objective::MinimiseStock,
+    }
+}
+
+/// A row of optima.csv.
+pub struct Known {
+    pub name: String,
+    pub class: String,
+    pub file: String,
+    pub optimum: u32,
+}
+
+pub fn optima(dir: &Path) -> Result<Vec<Known>> {
+    let path = dir.join("optima.csv");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            if f.len() < 6 {
+                bail!("optima.csv: '{l}' has fewer than 6 fields");
+            }
+            Ok(Known {
+                name: f[0].into(),
+                class: f[1].into(),
+                file: f[2].into(),
+                optimum: f[5]
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("optima.csv: '{l}'"))?,
+            })
+        })
+        .collect()
+}
+
+/// One solved instance.
+pub struct Outcome {
+    pub class: String,
+    pub name: String,
+    pub bars: u32,
+    pub optimum: u32,
+    pub proven: bool,
+    pub seconds: f64,
+}
+
+pub fn run_one(dir: &Path, k: &Known, seconds: f64) -> Result<Outcome> {
+    let path = dir.join(&k.file);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let inst = parse(&text).with_context(|| format!("{}", path.display()))?;
+    let plan = nest1d::solve(&problem(&inst, seconds));
+    check(&inst, &plan).with_context(|| format!("{}: the plan is wrong", k.name))?;
+    Ok(Outcome {
+        class: k.class.clone(),
+        name: k.name.clone(),
+        bars: plan.bars(),
+        optimum: k.optimum,
+        proven: plan.proven_optimal,
+        seconds: plan.seconds,
+    })
+}
+
+/// The plan covers every demand exactly and no bar is overfull.
+pub fn check(inst: &Instance, plan: &nest1d::Plan) -> Result<()> {
+    let mut got = vec![0u64; inst.items.len()];
+    for p in &plan.patterns {
+        let load: f64 = p
+            .pieces
+            .iter()
+            .map(|&(i, c)| inst.items[i].0 * c as f64)
+            .sum();
+        if load > inst.capacity + 1e-9 {
+            bail!("a pattern holds {load} on a bar of {}", inst.capacity);
+        }
+        for &(i, c) in &p.pieces {
+            got[i] += c as u64 * p.multiplicity as u64;
+        }
+    }
+    for (i, (&(_, d), g)) in inst.items.iter().zip(&got).enumerate() {
+        if *g != d as u64 {
+            bail!("piece {i}: {g} cut, {d} wanted");
+        }
+    }
+    if !plan.unplaced.is_empty() {
+        bail!("pieces left unplaced");
+    }
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! First answers: first-fit and best-fit decreasing. With several stock types a new bar is the
+//! type with the lowest cost per unit of capacity that holds the piece and has bars left; after
+//! packing, each bar moves to the cheapest type that still holds what it carries.
+
+use super::instance::Instance;
+
+/// A packed bar: its stock type (index into the instance's types), free room, piece counts.
+#[derive(Clone, Debug)]
+pub struct Bar {
+    pub stock: usize,
+    pub free: i64,
+    pub counts: Vec<u32>,
+}
+
+/// Packs every piece; None when the stock limits leave pieces without a bar (then `left`
+/// says how many of each type).
+pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
+    let n = inst.types();
+    let mut bars: Vec<Bar> = Vec::new();
+    let mut used = vec![0u32; inst.stock.len()];
+    let mut left = vec![0u32; n];
+    // stock types by cost per unit of capacity, then larger first
+    let mut types: Vec<usize> = (0..inst.stock.len()).collect();
+    types.sort_by(|&a, &b| {
+        let ra = inst.cost[a] / inst.capacity[a] as f64;
+        let rb = inst.cost[b] / inst.capacity[b] as f64;
+        ra.total_cmp(&rb)
+            .then(inst.capacity[b].cmp(&inst.capacity[a]))
+    });
+    for i in 0..n {
+        let s = inst.size[i];
+        for _ in 0..inst.demand[i] {
+            let choice = if best_fit {
+                bars.iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.free >= s)
+                    .min_by_key(|(_, b)| b.free)
+                    .map(|(k, _)| k)
+            } else {
+                bars.iter().position(|b| b.free >= s)
+            };
+            let k = match choice {
+                Some(k) => k,
+                None => {
+                    let Some(&t) = types.iter().find(|&&t| {
+                        inst.capacity[t] >= s && inst.limit[t].is_none_or(|l| used[t] < l)
+                    }) else {
+                        left[i] += 1;
+                        continue;
+                    };
+                    used[t] += 1;
+                    bars.push(Bar {
+                        stock: t,
+                        free: inst.capacity[t],
+                        counts: vec![0; n],
+                    });
+                    bars.len() - 1
+                }
+            };
+            bars[k].free -= s;
+            bars[k].counts[i] += 1;
+        }
+    }
+    // each bar on the cheapest type that holds its load (and has bars left)
+    for b in bars.iter_mut() {
+        let load = inst.capacity[b.stock] - b.free;
+        let better = (0..inst.stock.len())
+            .filter(|&t| inst.capacity[t] >= load && inst.cost[t] < inst.cost[b.stock])
+            .filter(|&t| inst.limit[t].is_none_or(|l| used[t] < l))
+            .min_by(|&x, &y| inst.cost[x].total_cmp(&inst.cost[y]));
+        if let Some(t) = better {
+            used[b.stock] -= 1;
+            used[t] += 1;
+            b.free = inst.capacity[t] - load;
+            b.stock = t;
+        }
+    }
+    (bars, left)
+}

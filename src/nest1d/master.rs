@@ -1,0 +1,281 @@
+//! The master LP of column generation, by the revised simplex method with an explicit basis
+//! inverse: minimise cost . x subject to A x >= demand, x >= 0, where each column of A is a
+//! cutting pattern (pieces of each type on one bar). Rows are piece types; each row has a
+//! surplus variable. The start basis is one homogeneous pattern per row (only that piece,
+//! as many as fit), so the basis starts diagonal and feasible.
+
+/// A pattern: one bar of stock type `stock` giving `counts[i]` pieces of type i.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub stock: usize,
+    pub counts: Vec<u32>,
+    pub cost: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Var {
+    Col(usize),
+    Surplus(usize),
+}
+
+pub struct Master {
+    m: usize,
+    demand: Vec<f64>,
+    pub cols: Vec<Column>,
+    basis: Vec<Var>,
+    binv: Vec<f64>,
+    xb: Vec<f64>,
+    pivots: usize,
+    /// Pivots in a row that did not move the solution; past `BLAND_AFTER`, Bland's rule
+    /// (first improving variable, smallest leaving variable) so degenerate steps cannot cycle.
+    stalled: usize,
+}
+
+const BLAND_AFTER: usize = 50;
+
+const EPS: f64 = 1e-9;
+/// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
+const REFACTOR_EVERY: usize = 64;
+
+impl Master {
+    /// `homogeneous[i]` is a column holding only pieces of type i (it becomes basic for row i).
+    pub fn new(demand: &[u32], homogeneous: Vec<Column>, extra: Vec<Column>) -> Master {
+        let m = demand.len();
+        let mut cols = homogeneous;
+        cols.extend(extra);
+        let mut master = Master {
+            m,
+            demand: demand.iter().map(|&d| d as f64).collect(),
+            basis: (0..m).map(Var::Col).collect(),
+            binv: vec![0.0; m * m],
+            xb: vec![0.0; m],
+            cols,
+            pivots: 0,
+            stalled: 0,
+        };
+        master.refactor();
+        master
+    }
+
+    fn coef(&self, v: Var, row: usize) -> f64 {
+        match v {
+            Var::Col(j) => self.cols[j].counts[row] as f64,
+            Var::Surplus(i) => {
+                if i == row {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
+    fn cost(&self, v: Var) -> f64 {
+        match v {
+            Var::Col(j) => self.cols[j].cost,
+            Var::Surplus(_) => 0.0,
+        }
+    }
+
+    /// Inverts the basis afresh (Gauss-Jordan, partial pivoting) and recomputes the values.
+    fn refactor(&mut self) {
+        let m = self.m;
+        let mut a = vec![0.0; m * m];
+        for (k, &v) in self.basis.iter().enumerate() {
+            for r in 0..m {
+                a[r * m + k] = self.coef(v, r);
+            }
+        }
+        let mut inv = vec![0.0; m * m];
+        for i in 0..m {
+            inv[i * m + i] = 1.0;
+        }
+        for col in 0..m {
+            let p = (col..m)
+                .max_by(|&x, &y| a[x * m + col].abs().total_cmp(&a[y * m + col].abs()))
+                .unwrap_or(col);
+            if a[p * m + col].abs() < 1e-12 {
+                continue; // singular: cannot happen from valid pivots
+            }
+            if p != col {
+                for c in 0..m {
+                    a.swap(p * m + c, col * m + c);
+                    inv.swap(p * m + c, col * m + c);
+                }
+            }
+            let d = a[col * m + col];
+            for c in 0..m {
+                a[col * m + c] /= d;
+                inv[col * m + c] /= d;
+            }
+            for r in 0..m {
+                if r != col {
+                    let f = a[r * m + col];
+                    if f != 0.0 {
+                        for c in 0..m {
+                            a[r * m + c] -= f * a[col * m + c];
+                            inv[r * m + c] -= f * inv[col * m + c];
+                        }
+                    }
+                }
+            }
+        }
+        // inv maps rows of the system to basis positions: x_B = inv . demand
+        self.binv = inv;
+        for k in 0..m {
+            self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
+        }
+        self.pivots = 0;
+    }
+
+    /// The dual values y = c_B B^-1 (one per piece type).
+    pub fn duals(&self) -> Vec<f64> {
+        let m = self.m;
+        let mut y = vec![0.0; m];
+        for (k, &v) in self.basis.iter().enumerate() {
+            let c = self.cost(v);
+            if c != 0.0 {
+                for (r, yr) in y.iter_mut().enumerate() {
+                    *yr += c * self.binv[k * m + r];
+                }
+            }
+        }
+        y
+    }
+
+    pub fn objective(&self) -> f64 {
+        self.basis
+            .iter()
+            .zip(&self.xb)
+            .map(|(&v, &x)| self.cost(v) * x)
+            .sum()
+    }
+
+    /// The columns with a positive value in the current solution.
+    pub fn solution(&self) -> Vec<(usize, f64)> {
+        self.basis
+            .iter()
+            .zip(&self.xb)
+            .filter_map(|(&v, &x)| match v {
+                Var::Col(j) if x > EPS => Some((j, x)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn reduced(&self, v: Var, y: &[f64]) -> f64 {
+        match v {
+            Var::Col(j) => {
+                let c = &self.cols[j];
+                c.cost
+                    - c.counts
+                        .iter()
+                        .zip(y)
+                        .map(|(&a, &yi)| a as f64 * yi)
+                        .sum::<f64>()
+            }
+            Var::Surplus(i) => y[i],
+        }
+    }
+
+    /// Takes one simplex step with the best-priced variable among the columns held and the
+    /// surpluses. False when none prices out (the LP over these columns is optimal).
+    pub fn improve(&mut self, y: &[f64]) -> bool {
+        let mut basic_col = vec![false; self.cols.len()];
+        let mut basic_surplus = vec![false; self.m];
+        for v in &self.basis {
+            match *v {
+                Var::Col(j) => basic_col[j] = true,
+                Var::Surplus(i) => basic_surplus[i] = true,
+            }
+        }
+        let in_basis = |v: &Var| match *v {
+            Var::Col(j) => basic_col[j],
+            Var::Surplus(i) => basic_surplus[i],
+        };
+        let mut best: Option<(f64, Var)> = None;
+        let candidates = (0..self.cols.len())
+            .map(Var::Col)
+            .chain((0..self.m).map(Var::Surplus));
+        let bland = self.stalled > BLAND_AFTER;
+        for v in candidates {
+            let rc = self.reduced(v, y);
+            if rc < -EPS && best.is_none_or(|(b, _)| rc < b) && !in_basis(&v) {
+                best = Some((rc, v));
+                if bland {
+                    break;
+                }
+            }
+        }
+        match best {
+            Some((_, v)) => {
+                self.enter(v);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds a column and brings it into the basis.
+    pub fn add_and_enter(&mut self, col: Column) {
+        self.cols.push(col);
+        self.enter(Var::Col(self.cols.len() - 1));
+    }
+
+    fn enter(&mut self, v: Var) {
+        let m = self.m;
+        let a: Vec<f64> = (0..m).map(|r| self.coef(v, r)).collect();
+        let u: Vec<f64> = (0..m)
+            .map(|k| (0..m).map(|r| self.binv[k * m + r] * a[r]).sum())
+            .collect();
+        // ratio test; ties go to the smallest variable (Bland), which also keeps ordinary
+        // degenerate steps from cycling often
+        let order = |v: Var| match v {
+            Var::Col(j) => (0, j),
+            Var::Surplus(i) => (1, i),
+        };
+        let mut leave: Option<(f64, usize)> = None;
+        for k in 0..m {
+            if u[k] > EPS {
+                let t = self.xb[k].max(0.0) / u[k];
+                let better = match leave {
+                    None => true,
+                    Some((b, r)) => {
+                        t < b - 1e-12
+                            || (t <= b + 1e-12 && order(self.basis[k]) < order(self.basis[r]))
+                    }
+                };
+                if better {
+                    leave = Some((t, k));
+                }
+            }
+        }
+        let Some((step, r)) = leave else {
+            return; // unbounded direction: impossible with non-negative costs
+        };
+        if step <= 1e-12 {
+            self.stalled += 1;
+        } else {
+            self.stalled = 0;
+        }
+        let pr = u[r];
+        for c in 0..m {
+            self.binv[r * m + c] /= pr;
+        }
+        self.xb[r] /= pr;
+        for k in 0..m {
+            if k != r && u[k] != 0.0 {
+                let f = u[k];
+                for c in 0..m {
+                    self.binv[k * m + c] -= f * self.binv[r * m + c];
+                }
+                self.xb[k] -= f * self.xb[r];
+            }
+        }
+        self.basis[r] = v;
+        self.pivots += 1;
+        if self.pivots >= REFACTOR_EVERY {
+            self.refactor();
+        }
+    }
+}

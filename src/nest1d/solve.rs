@@ -1,0 +1,371 @@
+//! The 1D solver: first answers by first-fit and best-fit decreasing; lower bounds (L2 for
+//! classic cutting stock, the LP bound of column generation with exact knapsack pricing, and
+//! Farley's bound while it runs); integer plans from the LP by rounding down and finishing the
+//! rest greedily, then by diving (fix the columns the LP uses most, solve the rest again).
+//! A plan whose value meets the bound is proven optimal.
+
+use super::bounds;
+use super::heuristic::{decreasing, Bar};
+use super::instance::{Instance, MAX_TABLE_BITS};
+use super::knapsack;
+use super::master::{Column, Master};
+use super::model::{Pattern, Plan, Problem};
+use std::time::{Duration, Instant};
+
+const EPS: f64 = 1e-9;
+
+/// Solves `p` within its time limit.
+pub fn solve(p: &Problem) -> Plan {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(p.max_time_s.max(0.05));
+    let inst = Instance::of(p);
+    let mut unplaced: Vec<(usize, u32, String)> = inst
+        .too_long
+        .iter()
+        .map(|&(i, q)| {
+            (
+                i,
+                q,
+                "longer than every stock length (after trims)".to_string(),
+            )
+        })
+        .collect();
+    if inst.types() == 0 || inst.stock.is_empty() {
+        if inst.stock.is_empty() {
+            unplaced.extend(
+                inst.piece
+                    .iter()
+                    .zip(&inst.demand)
+                    .map(|(&i, &q)| (i, q, "no stock length holds it".to_string())),
+            );
+        }
+        return Plan {
+            patterns: vec![],
+            unplaced,
+            value: 0.0,
+            lower_bound: 0.0,
+            proven_optimal: true,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+    }
+
+    // first answers: the one that places the most pieces, then the cheaper
+    let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
+    let mut best_key = (u64::MAX, f64::INFINITY);
+    for best_fit in [false, true] {
+        let (bars, left) = decreasing(&inst, best_fit);
+        let key = (
+            left.iter().map(|&l| l as u64).sum::<u64>(),
+            value_of(&inst, &bars),
+        );
+        if key.0 < best_key.0 || (key.0 == best_key.0 && key.1 < best_key.1 - EPS) {
+            best_key = key;
+            best = Some((key.1, bars));
+            short = left;
+        }
+    }
+    let limited = inst.limit.iter().any(|l| l.is_some());
+    if short.iter().any(|&l| l > 0) || limited {
+        // stock limits: the greedy plan (proven only when it meets the material bound)
+        for (k, &l) in short.iter().enumerate() {
+            if l > 0 {
+                unplaced.push((inst.piece[k], l, "not enough stock".into()));
+            }
+        }
+        let (value, bars) = best.expect("a first answer");
+        let bound = if inst.is_classic() {
+            bounds::l2(&inst.size, &inst.demand, inst.capacity[0]) as f64 * inst.cost[0]
+        } else {
+            0.0
+        };
+        return finish(p, &inst, bars, value, bound, unplaced, start);
+    }
+    let (mut ub, mut plan) = best.expect("a first answer");
+    let mut lb = if inst.is_classic() {
+        bounds::l2(&inst.size, &inst.demand, inst.capacity[0]) as f64 * inst.cost[0]
+    } else {
+        0.0
+    };
+    let round_up = |v: f64| {
+        if inst.integral_costs {
+            (v - 1e-6).ceil()
+        } else {
+            v
+        }
+    };
+    let priceable = inst.stock.iter().enumerate().all(|(t, _)| {
+        knapsack::table_bits(&inst.size, &inst.demand, inst.capacity[t]) <= MAX_TABLE_BITS
+    });
+    if ub > lb + EPS && priceable {
+        // the LP bound by column generation
+        let pool: Vec<Column> = plan.iter().map(|b| column_of(&inst, b)).collect();
+        let mut master = Master::new(&inst.demand, homogeneous(&inst, &inst.demand), pool);
+        let (optimal, farley) = column_generation(&inst, &mut master, &inst.demand, deadline);
+        lb = lb.max(round_up(farley));
+        if optimal {
+            lb = lb.max(round_up(master.objective()));
+        }
+        // integer plans from the LP
+        if ub > lb + EPS {
+            if let Some(bars) = round_down_then_greedy(&inst, &master) {
+                let v = value_of(&inst, &bars);
+                if v < ub - EPS {
+                    (ub, plan) = (v, bars);
+                }
+            }
+        }
+        if ub > lb + EPS && optimal {
+            if let Some(bars) = dive(&inst, master.cols.clone(), deadline) {
+                let v = value_of(&inst, &bars);
+                if v < ub - EPS {
+                    (ub, plan) = (v, bars);
+                }
+            }
+        }
+    }
+    finish(p, &inst, plan, ub, lb, unplaced, start)
+}
+
+fn finish(
+    p: &Problem,
+    inst: &Instance,
+    bars: Vec<Bar>,
+    value: f64,
+    lower_bound: f64,
+    unplaced: Vec<(usize, u32, String)>,
+    start: Instant,
+) -> Plan {
+    // identical bars become one pattern with a multiplicity
+    let mut patterns: Vec<Pattern> = Vec::new();
+    for b in bars {
+        if b.counts.iter().all(|&c| c == 0) {
+            continue;
+        }
+        let pieces: Vec<(usize, u32)> = b
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(k, &c)| (inst.piece[k], c))
+            .collect();
+        let stock = inst.stock[b.stock];
+        match patterns
+            .iter_mut()
+            .find(|q| q.stock == stock && q.pieces == pieces)
+        {
+            Some(q) => q.multiplicity += 1,
+            None => patterns.push(Pattern {
+                stock,
+                multiplicity: 1,
+                pieces,
+            }),
+        }
+    }
+    // the most used patterns first
+    patterns.sort_by(|a, b| b.multiplicity.cmp(&a.multiplicity));
+    let _ = p;
+    Plan {
+        patterns,
+        unplaced,
+        value,
+        lower_bound: lower_bound.min(value),
+        proven_optimal: value <= lower_bound + EPS,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+fn value_of(inst: &Instance, bars: &[Bar]) -> f64 {
+    bars.iter().map(|b| inst.cost[b.stock]).sum()
+}
+
+fn column_of(inst: &Instance, b: &Bar) -> Column {
+    Column {
+        stock: b.stock,
+        counts: b.counts.clone(),
+        cost: inst.cost[b.stock],
+    }
+}
+
+/// For each piece type, a pattern of only that piece: on the stock type that makes it
+/// cheapest per piece, as many as fit (at most the demand).
+fn homogeneous(inst: &Instance, demand: &[u32]) -> Vec<Column> {
+    (0..inst.types())
+        .map(|i| {
+            let (t, k) = (0..inst.stock.len())
+                .filter(|&t| inst.capacity[t] >= inst.size[i])
+                .map(|t| {
+                    let k = ((inst.capacity[t] / inst.size[i]) as u32).min(demand[i].max(1));
+                    (t, k)
+                })
+                .min_by(|a, b| {
+                    (inst.cost[a.0] / a.1 as f64).total_cmp(&(inst.cost[b.0] / b.1 as f64))
+                })
+                .expect("every piece type fits some stock type");
+            let mut counts = vec![0; inst.types()];
+            counts[i] = k;
+            Column {
+                stock: t,
+                counts,
+                cost: inst.cost[t],
+            }
+        })
+        .collect()
+}
+
+/// Column generation to LP optimality (or the deadline). Returns whether the LP is optimal and
+/// Farley's lower bound on the LP value (classic cutting stock only; 0 otherwise).
+fn column_generation(
+    inst: &Instance,
+    master: &mut Master,
+    demand: &[u32],
+    deadline: Instant,
+) -> (bool, f64) {
+    let mut farley = 0.0f64;
+    let unit = inst.stock.len() == 1;
+    loop {
+        if Instant::now() >= deadline {
+            return (false, farley);
+        }
+        let y = master.duals();
+        if master.improve(&y) {
+            continue;
+        }
+        let mut entering: Option<(f64, Column)> = None;
+        for t in 0..inst.stock.len() {
+            let (value, counts) = knapsack::bounded(&y, &inst.size, demand, inst.capacity[t]);
+            let rc = inst.cost[t] - value;
+            if unit && value > EPS {
+                // every pattern is worth at most `value` in duals: the LP needs at least
+                // objective / (value / cost) bars' worth
+                farley = farley.max(master.objective() * inst.cost[t] / value.max(inst.cost[t]));
+            }
+            if rc < -1e-9 && entering.as_ref().is_none_or(|(b, _)| rc < *b) {
+                entering = Some((
+                    rc,
+                    Column {
+                        stock: t,
+                        counts,
+                        cost: inst.cost[t],
+                    },
+                ));
+            }
+        }
+        match entering {
+            Some((_, col)) => master.add_and_enter(col),
+            None => return (true, master.objective().max(farley)),
+        }
+    }
+}
+
+/// Takes `col` `copies` times, each copy trimmed to what is still needed; returns the bars.
+fn take(col: &Column, copies: u32, residual: &mut [u32], bars: &mut Vec<Bar>, inst: &Instance) {
+    for _ in 0..copies {
+        let counts: Vec<u32> = col
+            .counts
+            .iter()
+            .zip(residual.iter())
+            .map(|(&c, &r)| c.min(r))
+            .collect();
+        if counts.iter().all(|&c| c == 0) {
+            return;
+        }
+        for (r, c) in residual.iter_mut().zip(&counts) {
+            *r -= c;
+        }
+        let load: i64 = counts
+            .iter()
+            .zip(&inst.size)
+            .map(|(&c, &s)| c as i64 * s)
+            .sum();
+        bars.push(Bar {
+            stock: col.stock,
+            free: inst.capacity[col.stock] - load,
+            counts,
+        });
+    }
+}
+
+/// The residual of `residual` packed greedily (first-fit decreasing).
+fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>) -> bool {
+    if residual.iter().all(|&r| r == 0) {
+        return true;
+    }
+    let rest = Instance {
+        demand: residual.to_vec(),
+        ..inst.clone()
+    };
+    let (more, left) = decreasing(&rest, false);
+    bars.extend(more);
+    left.iter().all(|&l| l == 0)
+}
+
+/// The LP's columns rounded down, the rest by first-fit decreasing.
+fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> {
+    let mut residual = inst.demand.clone();
+    let mut bars = Vec::new();
+    let mut sol = master.solution();
+    sol.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (j, x) in sol {
+        take(
+            &master.cols[j],
+            (x + 1e-6).floor() as u32,
+            &mut residual,
+            &mut bars,
+            inst,
+        );
+    }
+    greedy_rest(inst, &residual, &mut bars).then_some(bars)
+}
+
+/// Diving: take what the LP uses whole (or its most used column once), solve the LP of what is
+/// left by column generation again, until nothing is left.
+fn dive(inst: &Instance, mut pool: Vec<Column>, deadline: Instant) -> Option<Vec<Bar>> {
+    let mut residual = inst.demand.clone();
+    let mut bars = Vec::new();
+    while residual.iter().any(|&r| r > 0) {
+        if Instant::now() >= deadline {
+            return greedy_rest(inst, &residual, &mut bars).then_some(bars);
+        }
+        // keep only columns that still serve: trimmed to the residual, without duplicates
+        let mut extra: Vec<Column> = Vec::new();
+        for c in pool.drain(..) {
+            let counts: Vec<u32> = c
+                .counts
+                .iter()
+                .zip(&residual)
+                .map(|(&a, &r)| a.min(r))
+                .collect();
+            if counts.iter().any(|&a| a > 0) {
+                let col = Column { counts, ..c };
+                if !extra.contains(&col) {
+                    extra.push(col);
+                }
+            }
+        }
+        // rows with no demand left keep a trivial homogeneous column (never used)
+        let demand: Vec<u32> = residual.clone();
+        let mut master = Master::new(&demand, homogeneous(inst, &demand), extra);
+        column_generation(inst, &mut master, &demand, deadline);
+        let mut sol = master.solution();
+        sol.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let before: u32 = residual.iter().sum();
+        for &(j, x) in &sol {
+            let whole = (x + 1e-6).floor() as u32;
+            if whole > 0 {
+                take(&master.cols[j], whole, &mut residual, &mut bars, inst);
+            }
+        }
+        if residual.iter().sum::<u32>() == before {
+            // nothing whole: the most used column, once
+            match sol.first() {
+                Some(&(j, _)) => take(&master.cols[j], 1, &mut residual, &mut bars, inst),
+                None => return greedy_rest(inst, &residual, &mut bars).then_some(bars),
+            }
+            if residual.iter().sum::<u32>() == before {
+                return greedy_rest(inst, &residual, &mut bars).then_some(bars);
+            }
+        }
+        pool = master.cols;
+    }
+    Some(bars)
+}

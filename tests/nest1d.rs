@@ -1,0 +1,224 @@
+//! The 1D solver: kerf and trim arithmetic by hand, stock limits and costs, pieces no bar holds,
+//! random instances whose plans must cover the demand exactly and fit every bar, and BPPLIB
+//! instances on which the published optimum must be reached.
+
+use kerf::nest1d::*;
+use std::path::Path;
+
+fn stock(length: f64, quantity: Option<u32>, cost: f64) -> Stock {
+    Stock {
+        id: format!("S{length}"),
+        length,
+        quantity,
+        cost,
+        priority: 0,
+    }
+}
+
+fn piece(length: f64, quantity: u32) -> Piece {
+    Piece {
+        id: format!("P{length}"),
+        length,
+        quantity,
+    }
+}
+
+fn problem(stock: Vec<Stock>, pieces: Vec<Piece>, kerf: f64, trim: f64) -> Problem {
+    Problem {
+        stock,
+        pieces,
+        kerf,
+        start_trim: trim,
+        end_trim: trim,
+        max_time_s: 5.0,
+        objective: Objective::MinimiseStock,
+    }
+}
+
+/// Every piece cut exactly as often as asked (or reported unplaced), every bar within its
+/// length with kerfs between pieces and the trims, stock limits kept.
+fn check(p: &Problem, plan: &Plan) {
+    let mut cut = vec![0u32; p.pieces.len()];
+    let mut used = vec![0u32; p.stock.len()];
+    for pat in &plan.patterns {
+        let n: u32 = pat.pieces.iter().map(|&(_, c)| c).sum();
+        let need: f64 = pat
+            .pieces
+            .iter()
+            .map(|&(i, c)| p.pieces[i].length * c as f64)
+            .sum::<f64>()
+            + p.kerf * n.saturating_sub(1) as f64
+            + p.start_trim
+            + p.end_trim;
+        assert!(
+            need <= p.stock[pat.stock].length + 1e-9,
+            "{pat:?} needs {need} on a bar of {}",
+            p.stock[pat.stock].length
+        );
+        for &(i, c) in &pat.pieces {
+            cut[i] += c * pat.multiplicity;
+        }
+        used[pat.stock] += pat.multiplicity;
+    }
+    for &(i, q, _) in &plan.unplaced {
+        cut[i] += q;
+    }
+    for (i, pc) in p.pieces.iter().enumerate() {
+        assert_eq!(cut[i], pc.quantity, "piece {i}");
+    }
+    for (k, s) in p.stock.iter().enumerate() {
+        if let Some(q) = s.quantity {
+            assert!(used[k] <= q, "stock {k}: {} bars of {q}", used[k]);
+        }
+    }
+    assert!(plan.value + 1e-9 >= plan.lower_bound);
+}
+
+#[test]
+fn kerf_between_pieces_not_after_the_last() {
+    // 3 x 330 + 2 kerfs of 5 = 1000: one bar exactly
+    let p = problem(
+        vec![stock(1000.0, None, 0.0)],
+        vec![piece(330.0, 3)],
+        5.0,
+        0.0,
+    );
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.bars(), 1);
+    assert!(plan.proven_optimal);
+    // 3 x 331 + 10 = 1003: two bars
+    let p = problem(
+        vec![stock(1000.0, None, 0.0)],
+        vec![piece(331.0, 3)],
+        5.0,
+        0.0,
+    );
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.bars(), 2);
+    assert!(plan.proven_optimal);
+}
+
+#[test]
+fn trims_come_off_both_ends() {
+    let p = problem(
+        vec![stock(1000.0, None, 0.0)],
+        vec![piece(490.0, 2)],
+        0.0,
+        10.0,
+    );
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.bars(), 1);
+    let p = problem(
+        vec![stock(1000.0, None, 0.0)],
+        vec![piece(490.5, 2)],
+        0.0,
+        10.0,
+    );
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.bars(), 2);
+}
+
+#[test]
+fn limited_stock_and_costs() {
+    // one long bar only; the rest on short bars
+    let p = Problem {
+        objective: Objective::MinimiseStock,
+        ..problem(
+            vec![stock(1000.0, Some(1), 0.0), stock(600.0, None, 0.0)],
+            vec![piece(500.0, 4), piece(300.0, 2)],
+            0.0,
+            0.0,
+        )
+    };
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert!(plan.bars() <= 4, "{plan:?}");
+    // the cheaper way by cost: 2 short bars (cost 1 each) beat 1 long bar (cost 5)
+    let p = Problem {
+        objective: Objective::MinimiseCost,
+        ..problem(
+            vec![stock(1000.0, None, 5.0), stock(500.0, None, 1.0)],
+            vec![piece(450.0, 2)],
+            0.0,
+            0.0,
+        )
+    };
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.value, 2.0);
+    assert!(plan.patterns.iter().all(|q| q.stock == 1));
+    assert!(plan.proven_optimal, "{plan:?}");
+}
+
+#[test]
+fn a_piece_longer_than_every_bar_is_unplaced_with_a_reason() {
+    let p = problem(
+        vec![stock(1000.0, None, 0.0)],
+        vec![piece(1200.0, 2), piece(400.0, 2)],
+        0.0,
+        0.0,
+    );
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.unplaced.len(), 1);
+    assert_eq!(plan.unplaced[0].0, 0);
+    assert!(plan.unplaced[0].2.contains("longer"));
+    assert_eq!(plan.bars(), 1);
+}
+
+#[test]
+fn random_instances_cover_the_demand_and_fit_every_bar() {
+    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % n
+    };
+    for round in 0..40 {
+        let stocks: Vec<Stock> = (0..1 + next(3))
+            .map(|_| {
+                let q = if next(4) == 0 {
+                    Some(1 + next(5) as u32)
+                } else {
+                    None
+                };
+                stock(1000.0 + next(5000) as f64, q, next(20) as f64)
+            })
+            .collect();
+        let pieces: Vec<Piece> = (0..1 + next(12))
+            .map(|_| {
+                piece(
+                    10.0 + next(900) as f64 + next(10) as f64 / 10.0,
+                    1 + next(15) as u32,
+                )
+            })
+            .collect();
+        let mut p = problem(stocks, pieces, next(6) as f64, next(20) as f64 / 2.0);
+        p.max_time_s = 1.0;
+        p.objective = match round % 3 {
+            0 => Objective::MinimiseStock,
+            1 => Objective::MinimiseWaste,
+            _ => Objective::MinimiseCost,
+        };
+        let plan = solve(&p);
+        check(&p, &plan);
+    }
+}
+
+#[test]
+fn bpplib_instances_reach_their_optimum() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cut1d");
+    for k in kerf::bench::bpp::optima(&dir).unwrap() {
+        let text = std::fs::read_to_string(dir.join(&k.file)).unwrap();
+        let inst = kerf::bench::bpp::parse(&text).unwrap();
+        // a generous limit: the test is about reaching the optimum, not about speed
+        let plan = solve(&kerf::bench::bpp::problem(&inst, 20.0));
+        kerf::bench::bpp::check(&inst, &plan).unwrap();
+        assert_eq!(plan.bars(), k.optimum, "{}", k.name);
+    }
+}
