@@ -72,3 +72,127 @@ pub fn table_bits(sizes: &[i64], bounds: &[u32], capacity: i64) -> u64 {
         .sum();
     chunks * (capacity.max(0) as u64 + 64)
 }
+
+/// The same problem by depth-first branch and bound (items by value per size, Dantzig's
+/// fractional bound), which is fast when few pieces fill a bar or the values are uneven.
+/// None when it needs more than `node_limit` nodes (then `bounded` decides).
+pub fn bounded_search(
+    values: &[f64],
+    sizes: &[i64],
+    bounds: &[u32],
+    capacity: i64,
+    node_limit: u64,
+) -> Option<(f64, Vec<u32>)> {
+    let mut items: Vec<usize> = (0..values.len())
+        .filter(|&i| values[i] > 0.0 && sizes[i] > 0 && sizes[i] <= capacity && bounds[i] > 0)
+        .collect();
+    items.sort_by(|&a, &b| {
+        (values[b] / sizes[b] as f64)
+            .total_cmp(&(values[a] / sizes[a] as f64))
+            .then(a.cmp(&b))
+    });
+    // a second bound: a bar holds at most room / (smallest size) more pieces, worth at most the
+    // most valuable that many (tight when few pieces fill a bar and values per size are even)
+    let smallest = items.iter().map(|&i| sizes[i]).min().unwrap_or(1).max(1);
+    let mut by_value: Vec<f64> = Vec::new();
+    let mut order = items.clone();
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
+    let most_pieces = (capacity / smallest) as usize;
+    'fill: for &i in &order {
+        for _ in 0..bounds[i] {
+            if by_value.len() >= most_pieces {
+                break 'fill;
+            }
+            by_value.push(values[i]);
+        }
+    }
+    let mut top = vec![0.0; by_value.len() + 1];
+    for (k, v) in by_value.iter().enumerate() {
+        top[k + 1] = top[k] + v;
+    }
+    struct Search<'a> {
+        top: Vec<f64>,
+        smallest: i64,
+        values: &'a [f64],
+        sizes: &'a [i64],
+        bounds: &'a [u32],
+        items: Vec<usize>,
+        counts: Vec<u32>,
+        best: f64,
+        best_counts: Vec<u32>,
+        nodes: u64,
+        limit: u64,
+    }
+    impl Search<'_> {
+        /// Dantzig's bound: the rest filled greedily by ratio, the last item fractionally; and
+        /// the value of the most valuable pieces that could still fit by count.
+        fn bound(&self, from: usize, mut room: i64) -> f64 {
+            let by_count = self.top[((room / self.smallest) as usize).min(self.top.len() - 1)];
+            let mut v = 0.0;
+            for &i in &self.items[from..] {
+                let take = (self.bounds[i] as i64).min(room / self.sizes[i]);
+                v += take as f64 * self.values[i];
+                room -= take * self.sizes[i];
+                if take < self.bounds[i] as i64 {
+                    v += self.values[i] * room as f64 / self.sizes[i] as f64;
+                    break;
+                }
+            }
+            v.min(by_count)
+        }
+        fn go(&mut self, k: usize, room: i64, value: f64) -> bool {
+            self.nodes += 1;
+            if self.nodes > self.limit {
+                return false;
+            }
+            if value > self.best + 1e-12 {
+                self.best = value;
+                self.best_counts = self.counts.clone();
+            }
+            if k == self.items.len() || value + self.bound(k, room) <= self.best + 1e-12 {
+                return true;
+            }
+            let i = self.items[k];
+            let most = (self.bounds[i] as i64).min(room / self.sizes[i]) as u32;
+            for c in (0..=most).rev() {
+                self.counts[i] = c;
+                let ok = self.go(
+                    k + 1,
+                    room - c as i64 * self.sizes[i],
+                    value + c as f64 * self.values[i],
+                );
+                self.counts[i] = 0;
+                if !ok {
+                    return false;
+                }
+            }
+            true
+        }
+    }
+    let n = values.len();
+    let mut s = Search {
+        top,
+        smallest,
+        values,
+        sizes,
+        bounds,
+        items,
+        counts: vec![0; n],
+        best: 0.0,
+        best_counts: vec![0; n],
+        nodes: 0,
+        limit: node_limit,
+    };
+    s.go(0, capacity, 0.0).then(|| (s.best, s.best_counts))
+}
+
+/// The exact pricing: branch and bound first, the table when the search grows too big.
+pub fn best_pattern(
+    values: &[f64],
+    sizes: &[i64],
+    bounds: &[u32],
+    capacity: i64,
+) -> (f64, Vec<u32>) {
+    bounded_search(values, sizes, bounds, capacity, 50_000)
+        .unwrap_or_else(|| bounded(values, sizes, bounds, capacity))
+}

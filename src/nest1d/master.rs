@@ -34,6 +34,8 @@ pub struct Master {
 const BLAND_AFTER: usize = 50;
 
 const EPS: f64 = 1e-9;
+/// The largest perturbation of a demand (see `Master::new`).
+const PERTURBATION: f64 = 1e-8;
 /// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
 const REFACTOR_EVERY: usize = 64;
 
@@ -43,9 +45,17 @@ impl Master {
         let m = demand.len();
         let mut cols = homogeneous;
         cols.extend(extra);
+        // demands perturbed by distinct tiny amounts: the master of cutting stock is very
+        // degenerate (many rows exactly covered), and without this the simplex takes long
+        // runs of steps that move nothing; the objective moves by far less than the 1e-6 the
+        // bound's rounding allows
         let mut master = Master {
             m,
-            demand: demand.iter().map(|&d| d as f64).collect(),
+            demand: demand
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| d as f64 + PERTURBATION * (1.0 + i as f64) / m as f64)
+                .collect(),
             basis: (0..m).map(Var::Col).collect(),
             binv: vec![0.0; m * m],
             xb: vec![0.0; m],

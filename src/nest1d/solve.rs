@@ -105,22 +105,48 @@ pub fn solve(p: &Problem) -> Plan {
         if optimal {
             lb = lb.max(round_up(master.objective()));
         }
+        tracing::debug!(
+            optimal,
+            lp = master.objective(),
+            columns = master.cols.len(),
+            lb,
+            ub,
+            seconds = start.elapsed().as_secs_f64(),
+            "root LP"
+        );
         // integer plans from the LP
         if ub > lb + EPS {
             if let Some(bars) = round_down_then_greedy(&inst, &master) {
                 let v = value_of(&inst, &bars);
+                tracing::debug!(
+                    value = v,
+                    seconds = start.elapsed().as_secs_f64(),
+                    "rounded down + greedy"
+                );
                 if v < ub - EPS {
                     (ub, plan) = (v, bars);
                 }
             }
         }
-        if ub > lb + EPS && optimal {
-            if let Some(bars) = dive(&inst, master.cols.clone(), deadline) {
-                let v = value_of(&inst, &bars);
-                if v < ub - EPS {
-                    (ub, plan) = (v, bars);
-                }
+        // dives until the bound is met or time is up: the first takes the LP's most used
+        // column when nothing is whole, later ones pick among the most used at random
+        let mut round = 0u64;
+        while ub > lb + EPS && optimal && Instant::now() < deadline {
+            let Some(bars) = dive(&inst, master.cols.clone(), deadline, round, ub) else {
+                round += 1;
+                continue;
+            };
+            let v = value_of(&inst, &bars);
+            tracing::debug!(
+                round,
+                value = v,
+                seconds = start.elapsed().as_secs_f64(),
+                "dive"
+            );
+            if v < ub - EPS {
+                (ub, plan) = (v, bars);
             }
+            round += 1;
         }
     }
     finish(p, &inst, plan, ub, lb, unplaced, start)
@@ -222,17 +248,32 @@ fn column_generation(
 ) -> (bool, f64) {
     let mut farley = 0.0f64;
     let unit = inst.stock.len() == 1;
+    let (mut steps, mut pricings) = (0u64, 0u64);
+    let (mut t_master, mut t_price) = (0.0f64, 0.0f64);
     loop {
         if Instant::now() >= deadline {
+            tracing::debug!(
+                steps,
+                pricings,
+                t_master,
+                t_price,
+                "column generation stopped by the deadline"
+            );
             return (false, farley);
         }
+        let t0 = Instant::now();
         let y = master.duals();
-        if master.improve(&y) {
+        let improved = master.improve(&y);
+        t_master += t0.elapsed().as_secs_f64();
+        if improved {
+            steps += 1;
             continue;
         }
+        pricings += 1;
+        let t1 = Instant::now();
         let mut entering: Option<(f64, Column)> = None;
         for t in 0..inst.stock.len() {
-            let (value, counts) = knapsack::bounded(&y, &inst.size, demand, inst.capacity[t]);
+            let (value, counts) = knapsack::best_pattern(&y, &inst.size, demand, inst.capacity[t]);
             let rc = inst.cost[t] - value;
             if unit && value > EPS {
                 // every pattern is worth at most `value` in duals: the LP needs at least
@@ -250,6 +291,7 @@ fn column_generation(
                 ));
             }
         }
+        t_price += t1.elapsed().as_secs_f64();
         match entering {
             Some((_, col)) => master.add_and_enter(col),
             None => return (true, master.objective().max(farley)),
@@ -319,9 +361,26 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
 
 /// Diving: take what the LP uses whole (or its most used column once), solve the LP of what is
 /// left by column generation again, until nothing is left.
-fn dive(inst: &Instance, mut pool: Vec<Column>, deadline: Instant) -> Option<Vec<Bar>> {
+///
+/// Round 0 is deterministic; later rounds (`round` seeds them) take one of the three most used
+/// columns at random when none is whole. A dive is abandoned (None) as soon as it cannot beat
+/// `incumbent`: the bars taken plus the rounded-up LP of the rest reach it.
+fn dive(
+    inst: &Instance,
+    mut pool: Vec<Column>,
+    deadline: Instant,
+    round: u64,
+    incumbent: f64,
+) -> Option<Vec<Bar>> {
     let mut residual = inst.demand.clone();
     let mut bars = Vec::new();
+    let mut seed = round.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut random = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
     while residual.iter().any(|&r| r > 0) {
         if Instant::now() >= deadline {
             return greedy_rest(inst, &residual, &mut bars).then_some(bars);
@@ -345,7 +404,17 @@ fn dive(inst: &Instance, mut pool: Vec<Column>, deadline: Instant) -> Option<Vec
         // rows with no demand left keep a trivial homogeneous column (never used)
         let demand: Vec<u32> = residual.clone();
         let mut master = Master::new(&demand, homogeneous(inst, &demand), extra);
-        column_generation(inst, &mut master, &demand, deadline);
+        let (optimal, _) = column_generation(inst, &mut master, &demand, deadline);
+        if optimal && round > 0 {
+            let rest = if inst.integral_costs {
+                (master.objective() - 1e-6).ceil()
+            } else {
+                master.objective()
+            };
+            if value_of(inst, &bars) + rest >= incumbent - EPS {
+                return None;
+            }
+        }
         let mut sol = master.solution();
         sol.sort_by(|a, b| b.1.total_cmp(&a.1));
         let before: u32 = residual.iter().sum();
@@ -356,8 +425,14 @@ fn dive(inst: &Instance, mut pool: Vec<Column>, deadline: Instant) -> Option<Vec
             }
         }
         if residual.iter().sum::<u32>() == before {
-            // nothing whole: the most used column, once
-            match sol.first() {
+            // nothing whole: the most used column (or, in later rounds, one of the three most
+            // used), once
+            let pick = if round == 0 {
+                0
+            } else {
+                random(sol.len().min(3))
+            };
+            match sol.get(pick) {
                 Some(&(j, _)) => take(&master.cols[j], 1, &mut residual, &mut bars, inst),
                 None => return greedy_rest(inst, &residual, &mut bars).then_some(bars),
             }
