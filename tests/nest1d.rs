@@ -217,7 +217,7 @@ fn bpplib_instances_reach_their_optimum() {
         let text = std::fs::read_to_string(dir.join(&k.file)).unwrap();
         let inst = kerf::bench::bpp::parse(&text).unwrap();
         // a generous limit: the test is about reaching the optimum, not about speed
-        let plan = solve(&kerf::bench::bpp::problem(&inst, 20.0));
+        let plan = solve(&kerf::bench::bpp::problem(&inst, 5.0));
         kerf::bench::bpp::check(&inst, &plan).unwrap();
         assert_eq!(plan.bars(), k.optimum, "{}", k.name);
     }

@@ -22,9 +22,13 @@ pub struct Master {
     m: usize,
     demand: Vec<f64>,
     pub cols: Vec<Column>,
+    /// The columns' nonzero entries (row, count): pricing and pivoting touch only these.
+    sparse: Vec<Vec<(usize, f64)>>,
     basis: Vec<Var>,
     binv: Vec<f64>,
     xb: Vec<f64>,
+    /// The duals y = c_B B^-1, kept up to date by each pivot (recomputed at each inversion).
+    y: Vec<f64>,
     pivots: usize,
     /// Pivots in a row that did not move the solution; past `BLAND_AFTER`, Bland's rule
     /// (first improving variable, smallest leaving variable) so degenerate steps cannot cycle.
@@ -37,7 +41,7 @@ const EPS: f64 = 1e-9;
 /// The largest perturbation of a demand (see `Master::new`).
 const PERTURBATION: f64 = 1e-8;
 /// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
-const REFACTOR_EVERY: usize = 64;
+const REFACTOR_EVERY: usize = 128;
 
 impl Master {
     /// `homogeneous[i]` is a column holding only pieces of type i (it becomes basic for row i).
@@ -59,10 +63,13 @@ impl Master {
             basis: (0..m).map(Var::Col).collect(),
             binv: vec![0.0; m * m],
             xb: vec![0.0; m],
+            y: vec![0.0; m],
+            sparse: Vec::new(),
             cols,
             pivots: 0,
             stalled: 0,
         };
+        master.sparse = master.cols.iter().map(sparse_of).collect();
         master.refactor();
         master
     }
@@ -135,11 +142,16 @@ impl Master {
         for k in 0..m {
             self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
         }
+        self.y = self.compute_duals();
         self.pivots = 0;
     }
 
     /// The dual values y = c_B B^-1 (one per piece type).
     pub fn duals(&self) -> Vec<f64> {
+        self.y.clone()
+    }
+
+    fn compute_duals(&self) -> Vec<f64> {
         let m = self.m;
         let mut y = vec![0.0; m];
         for (k, &v) in self.basis.iter().enumerate() {
@@ -176,15 +188,17 @@ impl Master {
     fn reduced(&self, v: Var, y: &[f64]) -> f64 {
         match v {
             Var::Col(j) => {
-                let c = &self.cols[j];
-                c.cost
-                    - c.counts
-                        .iter()
-                        .zip(y)
-                        .map(|(&a, &yi)| a as f64 * yi)
-                        .sum::<f64>()
+                self.cols[j].cost - self.sparse[j].iter().map(|&(r, a)| a * y[r]).sum::<f64>()
             }
             Var::Surplus(i) => y[i],
+        }
+    }
+
+    /// The nonzero entries of a variable's column.
+    fn entries(&self, v: Var) -> Vec<(usize, f64)> {
+        match v {
+            Var::Col(j) => self.sparse[j].clone(),
+            Var::Surplus(i) => vec![(i, -1.0)],
         }
     }
 
@@ -228,15 +242,16 @@ impl Master {
 
     /// Adds a column and brings it into the basis.
     pub fn add_and_enter(&mut self, col: Column) {
+        self.sparse.push(sparse_of(&col));
         self.cols.push(col);
         self.enter(Var::Col(self.cols.len() - 1));
     }
 
     fn enter(&mut self, v: Var) {
         let m = self.m;
-        let a: Vec<f64> = (0..m).map(|r| self.coef(v, r)).collect();
+        let a = self.entries(v);
         let u: Vec<f64> = (0..m)
-            .map(|k| (0..m).map(|r| self.binv[k * m + r] * a[r]).sum())
+            .map(|k| a.iter().map(|&(r, x)| self.binv[k * m + r] * x).sum())
             .collect();
         // ratio test; ties go to the smallest variable (Bland), which also keeps ordinary
         // degenerate steps from cycling often
@@ -268,6 +283,7 @@ impl Master {
         } else {
             self.stalled = 0;
         }
+        let entering_rc = self.cost(v) - a.iter().map(|&(row, x)| x * self.y[row]).sum::<f64>();
         let pr = u[r];
         for c in 0..m {
             self.binv[r * m + c] /= pr;
@@ -282,10 +298,24 @@ impl Master {
                 self.xb[k] -= f * self.xb[r];
             }
         }
+        // y' = y + d_q (row r of the new inverse): the entering column prices to zero, the
+        // other basic ones stay at zero
+        for c in 0..m {
+            self.y[c] += entering_rc * self.binv[r * m + c];
+        }
         self.basis[r] = v;
         self.pivots += 1;
         if self.pivots >= REFACTOR_EVERY {
             self.refactor();
         }
     }
+}
+
+fn sparse_of(c: &Column) -> Vec<(usize, f64)> {
+    c.counts
+        .iter()
+        .enumerate()
+        .filter(|(_, &a)| a > 0)
+        .map(|(r, &a)| (r, a as f64))
+        .collect()
 }
