@@ -77,3 +77,48 @@ pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
     }
     (bars, left)
 }
+
+/// Minimum bin slack: each new bar takes the longest piece left, then the set of remaining
+/// pieces that fills the rest of it best (a subset-sum, solved exactly by the pricing
+/// knapsack with values equal to sizes). Strong where pieces combine into exact fits.
+/// Stock limits are honoured as in `decreasing`; pieces left over are returned.
+pub fn min_slack(inst: &Instance) -> (Vec<Bar>, Vec<u32>) {
+    let n = inst.types();
+    let mut left = inst.demand.clone();
+    let mut bars = Vec::new();
+    let mut used = vec![0u32; inst.stock.len()];
+    let mut types: Vec<usize> = (0..inst.stock.len()).collect();
+    types.sort_by(|&a, &b| {
+        let ra = inst.cost[a] / inst.capacity[a] as f64;
+        let rb = inst.cost[b] / inst.capacity[b] as f64;
+        ra.total_cmp(&rb)
+            .then(inst.capacity[b].cmp(&inst.capacity[a]))
+    });
+    let values: Vec<f64> = inst.size.iter().map(|&s| s as f64).collect();
+    while let Some(first) = (0..n).find(|&i| left[i] > 0) {
+        let Some(&t) = types.iter().find(|&&t| {
+            inst.capacity[t] >= inst.size[first] && inst.limit[t].is_none_or(|l| used[t] < l)
+        }) else {
+            break;
+        };
+        used[t] += 1;
+        left[first] -= 1;
+        let room = inst.capacity[t] - inst.size[first];
+        let (_, mut counts) = super::knapsack::best_pattern(&values, &inst.size, &left, room);
+        counts[first] += 1;
+        for (l, c) in left.iter_mut().zip(&counts) {
+            *l -= (*c).min(*l);
+        }
+        let load: i64 = counts
+            .iter()
+            .zip(&inst.size)
+            .map(|(&c, &s)| c as i64 * s)
+            .sum();
+        bars.push(Bar {
+            stock: t,
+            free: inst.capacity[t] - load,
+            counts,
+        });
+    }
+    (bars, left)
+}

@@ -5,7 +5,7 @@
 //! A plan whose value meets the bound is proven optimal.
 
 use super::bounds;
-use super::heuristic::{decreasing, Bar};
+use super::heuristic::{decreasing, min_slack, Bar};
 use super::instance::{Instance, MAX_TABLE_BITS};
 use super::knapsack;
 use super::master::{Column, Master};
@@ -52,8 +52,12 @@ pub fn solve(p: &Problem) -> Plan {
     // first answers: the one that places the most pieces, then the cheaper
     let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
     let mut best_key = (u64::MAX, f64::INFINITY);
-    for best_fit in [false, true] {
-        let (bars, left) = decreasing(&inst, best_fit);
+    for heuristic in 0..3 {
+        let (bars, left) = match heuristic {
+            0 => decreasing(&inst, false),
+            1 => decreasing(&inst, true),
+            _ => min_slack(&inst),
+        };
         let key = (
             left.iter().map(|&l| l as u64).sum::<u64>(),
             value_of(&inst, &bars),
@@ -327,7 +331,7 @@ fn take(col: &Column, copies: u32, residual: &mut [u32], bars: &mut Vec<Bar>, in
     }
 }
 
-/// The residual of `residual` packed greedily (first-fit decreasing).
+/// The residual of `residual` packed greedily (minimum bin slack).
 fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>) -> bool {
     if residual.iter().all(|&r| r == 0) {
         return true;
@@ -336,12 +340,12 @@ fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>) -> bool {
         demand: residual.to_vec(),
         ..inst.clone()
     };
-    let (more, left) = decreasing(&rest, false);
+    let (more, left) = min_slack(&rest);
     bars.extend(more);
     left.iter().all(|&l| l == 0)
 }
 
-/// The LP's columns rounded down, the rest by first-fit decreasing.
+/// The LP's columns rounded down, the rest by minimum bin slack.
 fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> {
     let mut residual = inst.demand.clone();
     let mut bars = Vec::new();
