@@ -222,3 +222,17 @@ fn bpplib_instances_reach_their_optimum() {
         assert_eq!(plan.bars(), k.optimum, "{}", k.name);
     }
 }
+
+#[test]
+fn every_first_answer_covers_the_demand() {
+    // two of one length (the first answer's own piece must be counted once)
+    let p = problem(
+        vec![stock(1000.0, None, 0.0)],
+        vec![piece(600.0, 2), piece(300.0, 2)],
+        0.0,
+        0.0,
+    );
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.bars(), 2);
+}

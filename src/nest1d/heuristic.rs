@@ -105,10 +105,10 @@ pub fn min_slack(inst: &Instance) -> (Vec<Bar>, Vec<u32>) {
         left[first] -= 1;
         let room = inst.capacity[t] - inst.size[first];
         let (_, mut counts) = super::knapsack::best_pattern(&values, &inst.size, &left, room);
-        counts[first] += 1;
         for (l, c) in left.iter_mut().zip(&counts) {
-            *l -= (*c).min(*l);
+            *l -= *c;
         }
+        counts[first] += 1;
         let load: i64 = counts
             .iter()
             .zip(&inst.size)

@@ -75,14 +75,15 @@ pub fn table_bits(sizes: &[i64], bounds: &[u32], capacity: i64) -> u64 {
 
 /// The same problem by depth-first branch and bound (items by value per size, Dantzig's
 /// fractional bound), which is fast when few pieces fill a bar or the values are uneven.
-/// None when it needs more than `node_limit` nodes (then `bounded` decides).
+/// Returns the best pattern found and whether the search finished (the pattern is then the
+/// optimum); past `node_limit` nodes it stops with the best found so far.
 pub fn bounded_search(
     values: &[f64],
     sizes: &[i64],
     bounds: &[u32],
     capacity: i64,
     node_limit: u64,
-) -> Option<(f64, Vec<u32>)> {
+) -> (f64, Vec<u32>, bool) {
     let mut items: Vec<usize> = (0..values.len())
         .filter(|&i| values[i] > 0.0 && sizes[i] > 0 && sizes[i] <= capacity && bounds[i] > 0)
         .collect();
@@ -183,7 +184,8 @@ pub fn bounded_search(
         nodes: 0,
         limit: node_limit,
     };
-    s.go(0, capacity, 0.0).then(|| (s.best, s.best_counts))
+    let finished = s.go(0, capacity, 0.0);
+    (s.best, s.best_counts, finished)
 }
 
 /// The exact pricing: branch and bound first, the table when the search grows too big.
@@ -193,6 +195,8 @@ pub fn best_pattern(
     bounds: &[u32],
     capacity: i64,
 ) -> (f64, Vec<u32>) {
-    bounded_search(values, sizes, bounds, capacity, 50_000)
-        .unwrap_or_else(|| bounded(values, sizes, bounds, capacity))
+    match bounded_search(values, sizes, bounds, capacity, 50_000) {
+        (v, c, true) => (v, c),
+        _ => bounded(values, sizes, bounds, capacity),
+    }
 }

@@ -13,6 +13,8 @@ use super::model::{Pattern, Plan, Problem};
 use std::time::{Duration, Instant};
 
 const EPS: f64 = 1e-9;
+/// Nodes of the quick pricing search (see `column_generation`).
+const QUICK_NODES: u64 = 2_000;
 
 /// Solves `p` within its time limit.
 pub fn solve(p: &Problem) -> Plan {
@@ -276,6 +278,28 @@ fn column_generation(
         pricings += 1;
         let t1 = Instant::now();
         let mut entering: Option<(f64, Column)> = None;
+        // a short search usually finds a pattern that prices out; the exact (and slower)
+        // optimum is needed only to prove that none does, and for Farley's bound
+        for t in 0..inst.stock.len() {
+            let (value, counts, _) =
+                knapsack::bounded_search(&y, &inst.size, demand, inst.capacity[t], QUICK_NODES);
+            let rc = inst.cost[t] - value;
+            if rc < -1e-9 && entering.as_ref().is_none_or(|(b, _)| rc < *b) {
+                entering = Some((
+                    rc,
+                    Column {
+                        stock: t,
+                        counts,
+                        cost: inst.cost[t],
+                    },
+                ));
+            }
+        }
+        if let Some((_, col)) = entering {
+            t_price += t1.elapsed().as_secs_f64();
+            master.add_and_enter(col);
+            continue;
+        }
         for t in 0..inst.stock.len() {
             let (value, counts) = knapsack::best_pattern(&y, &inst.size, demand, inst.capacity[t]);
             let rc = inst.cost[t] - value;
