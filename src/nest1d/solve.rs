@@ -84,7 +84,7 @@ pub fn solve(p: &Problem) -> Plan {
         } else {
             0.0
         };
-        return finish(p, &inst, bars, value, bound, unplaced, start);
+        return finish(&inst, bars, value, bound, unplaced, start);
     }
     let (mut ub, mut plan) = best.expect("a first answer");
     let mut lb = if inst.is_classic() {
@@ -155,11 +155,10 @@ pub fn solve(p: &Problem) -> Plan {
             round += 1;
         }
     }
-    finish(p, &inst, plan, ub, lb, unplaced, start)
+    finish(&inst, plan, ub, lb, unplaced, start)
 }
 
 fn finish(
-    p: &Problem,
     inst: &Instance,
     bars: Vec<Bar>,
     value: f64,
@@ -195,7 +194,6 @@ fn finish(
     }
     // the most used patterns first
     patterns.sort_by(|a, b| b.multiplicity.cmp(&a.multiplicity));
-    let _ = p;
     Plan {
         patterns,
         unplaced,
