@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 const EPS: f64 = 1e-9;
 /// Nodes of the quick pricing search (see `column_generation`).
 const QUICK_NODES: u64 = 2_000;
+/// Weight of the past in the smoothed duals of the quick pricing.
+const SMOOTHING: f64 = 0.5;
 
 /// Solves `p` within its time limit.
 pub fn solve(p: &Problem) -> Plan {
@@ -138,7 +140,7 @@ pub fn solve(p: &Problem) -> Plan {
         // column when nothing is whole, later ones pick among the most used at random
         let mut round = 0u64;
         while ub > lb + EPS && optimal && Instant::now() < deadline {
-            let Some(bars) = dive(&inst, master.cols.clone(), deadline, round, ub) else {
+            let Some(bars) = dive(&inst, &master, deadline, round, ub) else {
                 round += 1;
                 continue;
             };
@@ -254,6 +256,7 @@ fn column_generation(
     let unit = inst.stock.len() == 1;
     let (mut steps, mut pricings) = (0u64, 0u64);
     let (mut t_master, mut t_price) = (0.0f64, 0.0f64);
+    let mut smooth: Option<Vec<f64>> = None;
     loop {
         if Instant::now() >= deadline {
             tracing::debug!(
@@ -277,10 +280,28 @@ fn column_generation(
         let t1 = Instant::now();
         let mut entering: Option<(f64, Column)> = None;
         // a short search usually finds a pattern that prices out; the exact (and slower)
-        // optimum is needed only to prove that none does, and for Farley's bound
+        // optimum is needed only to prove that none does, and for Farley's bound. The search
+        // prices with smoothed duals (a running mix of past and present ones: column
+        // generation's duals swing wildly, smoothed ones find columns of lasting use); a
+        // column is taken only if it prices out under the true duals
+        let priced = match &smooth {
+            Some(prev) => prev
+                .iter()
+                .zip(&y)
+                .map(|(p, c)| SMOOTHING * p + (1.0 - SMOOTHING) * c)
+                .collect(),
+            None => y.clone(),
+        };
+        smooth = Some(priced.clone());
         for t in 0..inst.stock.len() {
-            let (value, counts, _) =
-                knapsack::bounded_search(&y, &inst.size, demand, inst.capacity[t], QUICK_NODES);
+            let (_, counts, _) = knapsack::bounded_search(
+                &priced,
+                &inst.size,
+                demand,
+                inst.capacity[t],
+                QUICK_NODES,
+            );
+            let value: f64 = counts.iter().zip(&y).map(|(&a, &yi)| a as f64 * yi).sum();
             let rc = inst.cost[t] - value;
             if rc < -1e-9 && entering.as_ref().is_none_or(|(b, _)| rc < *b) {
                 entering = Some((
@@ -393,7 +414,7 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
 /// `incumbent`: the bars taken plus the rounded-up LP of the rest reach it.
 fn dive(
     inst: &Instance,
-    mut pool: Vec<Column>,
+    root: &Master,
     deadline: Instant,
     round: u64,
     incumbent: f64,
@@ -407,47 +428,66 @@ fn dive(
         seed ^= seed << 17;
         (seed % n.max(1) as u64) as usize
     };
+    // the first step uses the root LP as it is (the residual is the whole demand)
+    let mut solved: Option<(Vec<(Column, f64)>, Vec<Column>)> = Some((
+        root.solution()
+            .into_iter()
+            .map(|(j, x)| (root.cols[j].clone(), x))
+            .collect(),
+        root.cols.clone(),
+    ));
+    let mut pool: Vec<Column> = Vec::new();
     while residual.iter().any(|&r| r > 0) {
         if Instant::now() >= deadline {
             return greedy_rest(inst, &residual, &mut bars).then_some(bars);
         }
-        // keep only columns that still serve: trimmed to the residual, without duplicates
-        let mut extra: Vec<Column> = Vec::new();
-        for c in pool.drain(..) {
-            let counts: Vec<u32> = c
-                .counts
-                .iter()
-                .zip(&residual)
-                .map(|(&a, &r)| a.min(r))
-                .collect();
-            if counts.iter().any(|&a| a > 0) {
-                let col = Column { counts, ..c };
-                if !extra.contains(&col) {
-                    extra.push(col);
+        let (mut sol, cols) = match solved.take() {
+            Some(s) => s,
+            None => {
+                // keep only columns that still serve: trimmed to the residual, no duplicates
+                let mut extra: Vec<Column> = Vec::new();
+                for c in pool.drain(..) {
+                    let counts: Vec<u32> = c
+                        .counts
+                        .iter()
+                        .zip(&residual)
+                        .map(|(&a, &r)| a.min(r))
+                        .collect();
+                    if counts.iter().any(|&a| a > 0) {
+                        let col = Column { counts, ..c };
+                        if !extra.contains(&col) {
+                            extra.push(col);
+                        }
+                    }
                 }
+                // rows with no demand left keep a trivial homogeneous column (never used)
+                let demand: Vec<u32> = residual.clone();
+                let mut master = Master::new(&demand, homogeneous(inst, &demand), extra);
+                let (optimal, _) = column_generation(inst, &mut master, &demand, deadline);
+                if optimal && round > 0 {
+                    let rest = if inst.integral_costs {
+                        (master.objective() - 1e-6).ceil()
+                    } else {
+                        master.objective()
+                    };
+                    if value_of(inst, &bars) + rest >= incumbent - EPS {
+                        return None;
+                    }
+                }
+                let sol = master
+                    .solution()
+                    .into_iter()
+                    .map(|(j, x)| (master.cols[j].clone(), x))
+                    .collect();
+                (sol, master.cols)
             }
-        }
-        // rows with no demand left keep a trivial homogeneous column (never used)
-        let demand: Vec<u32> = residual.clone();
-        let mut master = Master::new(&demand, homogeneous(inst, &demand), extra);
-        let (optimal, _) = column_generation(inst, &mut master, &demand, deadline);
-        if optimal && round > 0 {
-            let rest = if inst.integral_costs {
-                (master.objective() - 1e-6).ceil()
-            } else {
-                master.objective()
-            };
-            if value_of(inst, &bars) + rest >= incumbent - EPS {
-                return None;
-            }
-        }
-        let mut sol = master.solution();
+        };
         sol.sort_by(|a, b| b.1.total_cmp(&a.1));
         let before: u32 = residual.iter().sum();
-        for &(j, x) in &sol {
+        for (col, x) in &sol {
             let whole = (x + 1e-6).floor() as u32;
             if whole > 0 {
-                take(&master.cols[j], whole, &mut residual, &mut bars, inst);
+                take(col, whole, &mut residual, &mut bars, inst);
             }
         }
         if residual.iter().sum::<u32>() == before {
@@ -459,14 +499,14 @@ fn dive(
                 random(sol.len().min(3))
             };
             match sol.get(pick) {
-                Some(&(j, _)) => take(&master.cols[j], 1, &mut residual, &mut bars, inst),
+                Some((col, _)) => take(col, 1, &mut residual, &mut bars, inst),
                 None => return greedy_rest(inst, &residual, &mut bars).then_some(bars),
             }
             if residual.iter().sum::<u32>() == before {
                 return greedy_rest(inst, &residual, &mut bars).then_some(bars);
             }
         }
-        pool = master.cols;
+        pool = cols;
     }
     Some(bars)
 }
