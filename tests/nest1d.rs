@@ -236,3 +236,23 @@ fn every_first_answer_covers_the_demand() {
     check(&p, &plan);
     assert_eq!(plan.bars(), 2);
 }
+
+#[test]
+fn limited_stock_is_bounded_by_the_problem_without_limits() {
+    // the README example: 9 bars, and the LP of the problem without the limit proves it
+    let p = Problem {
+        max_time_s: 2.0,
+        ..problem(
+            vec![stock(6000.0, None, 0.0), stock(4000.0, Some(10), 0.8)],
+            vec![piece(1200.0, 14), piece(850.0, 20), piece(430.0, 31)],
+            3.0,
+            5.0,
+        )
+    };
+    let plan = solve(&p);
+    check(&p, &plan);
+    assert_eq!(plan.bars(), 9);
+    assert!(plan.proven_optimal, "{plan:?}");
+    // among equally cheap bars the shorter one carries a light load
+    assert!(plan.patterns.iter().any(|q| q.stock == 1), "{plan:?}");
+}

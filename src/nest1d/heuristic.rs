@@ -61,13 +61,21 @@ pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
             bars[k].counts[i] += 1;
         }
     }
-    // each bar on the cheapest type that holds its load (and has bars left)
+    // each bar on the cheapest type that holds its load (and has bars left), the shortest
+    // among equally cheap ones
     for b in bars.iter_mut() {
         let load = inst.capacity[b.stock] - b.free;
+        // cheaper, or as cheap and shorter (less waste)
+        let key = |t: usize| (inst.cost[t], inst.capacity[t]);
         let better = (0..inst.stock.len())
-            .filter(|&t| inst.capacity[t] >= load && inst.cost[t] < inst.cost[b.stock])
+            .filter(|&t| inst.capacity[t] >= load)
+            .filter(|&t| {
+                let (c, cap) = key(t);
+                let (c0, cap0) = key(b.stock);
+                c < c0 - 1e-12 || (c <= c0 + 1e-12 && cap < cap0)
+            })
             .filter(|&t| inst.limit[t].is_none_or(|l| used[t] < l))
-            .min_by(|&x, &y| inst.cost[x].total_cmp(&inst.cost[y]));
+            .min_by(|&x, &y| key(x).0.total_cmp(&key(y).0).then(key(x).1.cmp(&key(y).1)));
         if let Some(t) = better {
             used[b.stock] -= 1;
             used[t] += 1;

@@ -53,18 +53,79 @@ pub fn solve(p: &Problem) -> Plan {
         };
     }
 
+    let limited = inst.limit.iter().any(|l| l.is_some());
+    if !limited {
+        let o = optimise(&inst, deadline, start, false);
+        return finish(&inst, o.bars, o.value, o.bound, unplaced, start);
+    }
+    // Limited stock. Plans: the first answers (they keep the limits) and, when some stock is
+    // unlimited, the full method on the unlimited stock alone. Bound: the same problem
+    // without the limits (a relaxation: its bound holds for this problem too).
+    let budget = deadline.saturating_duration_since(Instant::now());
+    let greedy = optimise(&inst, Instant::now(), start, true);
+    let relaxed = Instance {
+        limit: vec![None; inst.limit.len()],
+        ..inst.clone()
+    };
+    let bound = optimise(&relaxed, Instant::now() + budget / 3, start, true).bound;
+    let unlimited: Vec<usize> = (0..inst.stock.len())
+        .filter(|&t| inst.limit[t].is_none())
+        .collect();
+    let restricted = Instance {
+        stock: unlimited.iter().map(|&t| inst.stock[t]).collect(),
+        capacity: unlimited.iter().map(|&t| inst.capacity[t]).collect(),
+        cost: unlimited.iter().map(|&t| inst.cost[t]).collect(),
+        limit: vec![None; unlimited.len()],
+        ..inst.clone()
+    };
+    let on_unlimited = (!unlimited.is_empty())
+        .then(|| optimise(&restricted, deadline, start, false))
+        .filter(|o| o.left.iter().all(|&l| l == 0));
+    match on_unlimited {
+        Some(o) if greedy.left.iter().any(|&l| l > 0) || o.value < greedy.value - EPS => {
+            finish(&restricted, o.bars, o.value, bound, unplaced, start)
+        }
+        _ => {
+            for (k, &l) in greedy.left.iter().enumerate() {
+                if l > 0 {
+                    unplaced.push((inst.piece[k], l, "not enough stock".into()));
+                }
+            }
+            let bound = if greedy.left.iter().any(|&l| l > 0) {
+                0.0
+            } else {
+                bound
+            };
+            finish(&inst, greedy.bars, greedy.value, bound, unplaced, start)
+        }
+    }
+}
+
+/// What `optimise` found: the best plan (bars on the instance's stock types), its value, the
+/// pieces it could not place, and the best proven lower bound.
+struct Outcome {
+    value: f64,
+    bars: Vec<Bar>,
+    left: Vec<u32>,
+    bound: f64,
+}
+
+/// First answers, then (unless `greedy_only`, or a first answer is short of stock) column
+/// generation for the bound and integer plans from the LP, until `deadline`. With
+/// `greedy_only` the LP still runs when there is time, for the bound.
+fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: bool) -> Outcome {
     // first answers: the one that places the most pieces, then the cheaper
     let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
     let mut best_key = (u64::MAX, f64::INFINITY);
     for heuristic in 0..3 {
         let (bars, left) = match heuristic {
-            0 => decreasing(&inst, false),
-            1 => decreasing(&inst, true),
-            _ => min_slack(&inst),
+            0 => decreasing(inst, false),
+            1 => decreasing(inst, true),
+            _ => min_slack(inst),
         };
         let key = (
             left.iter().map(|&l| l as u64).sum::<u64>(),
-            value_of(&inst, &bars),
+            value_of(inst, &bars),
         );
         if key.0 < best_key.0 || (key.0 == best_key.0 && key.1 < best_key.1 - EPS) {
             best_key = key;
@@ -72,28 +133,22 @@ pub fn solve(p: &Problem) -> Plan {
             short = left;
         }
     }
-    let limited = inst.limit.iter().any(|l| l.is_some());
-    if short.iter().any(|&l| l > 0) || limited {
-        // stock limits: the greedy plan (proven only when it meets the material bound)
-        for (k, &l) in short.iter().enumerate() {
-            if l > 0 {
-                unplaced.push((inst.piece[k], l, "not enough stock".into()));
-            }
-        }
-        let (value, bars) = best.expect("a first answer");
-        let bound = if inst.is_classic() {
-            bounds::l2(&inst.size, &inst.demand, inst.capacity[0]) as f64 * inst.cost[0]
-        } else {
-            0.0
-        };
-        return finish(&inst, bars, value, bound, unplaced, start);
-    }
-    let (mut ub, mut plan) = best.expect("a first answer");
-    let mut lb = if inst.is_classic() {
+    let classic_bound = if inst.is_classic() {
         bounds::l2(&inst.size, &inst.demand, inst.capacity[0]) as f64 * inst.cost[0]
     } else {
         0.0
     };
+    if short.iter().any(|&l| l > 0) {
+        let (value, bars) = best.expect("a first answer");
+        return Outcome {
+            value,
+            bars,
+            left: short,
+            bound: 0.0,
+        };
+    }
+    let (mut ub, mut plan) = best.expect("a first answer");
+    let mut lb = classic_bound;
     let round_up = |v: f64| {
         if inst.integral_costs {
             (v - 1e-6).ceil()
@@ -104,11 +159,11 @@ pub fn solve(p: &Problem) -> Plan {
     let priceable = inst.stock.iter().enumerate().all(|(t, _)| {
         knapsack::table_bits(&inst.size, &inst.demand, inst.capacity[t]) <= MAX_TABLE_BITS
     });
-    if ub > lb + EPS && priceable {
+    if (ub > lb + EPS || greedy_only) && priceable && Instant::now() < deadline {
         // the LP bound by column generation
-        let pool: Vec<Column> = plan.iter().map(|b| column_of(&inst, b)).collect();
-        let mut master = Master::new(&inst.demand, homogeneous(&inst, &inst.demand), pool);
-        let (optimal, farley) = column_generation(&inst, &mut master, &inst.demand, deadline);
+        let pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
+        let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
+        let (optimal, farley) = column_generation(inst, &mut master, &inst.demand, deadline);
         lb = lb.max(round_up(farley));
         if optimal {
             lb = lb.max(round_up(master.objective()));
@@ -123,9 +178,9 @@ pub fn solve(p: &Problem) -> Plan {
             "root LP"
         );
         // integer plans from the LP
-        if ub > lb + EPS {
-            if let Some(bars) = round_down_then_greedy(&inst, &master) {
-                let v = value_of(&inst, &bars);
+        if ub > lb + EPS && !greedy_only {
+            if let Some(bars) = round_down_then_greedy(inst, &master) {
+                let v = value_of(inst, &bars);
                 tracing::debug!(
                     value = v,
                     seconds = start.elapsed().as_secs_f64(),
@@ -139,12 +194,12 @@ pub fn solve(p: &Problem) -> Plan {
         // dives until the bound is met or time is up: the first takes the LP's most used
         // column when nothing is whole, later ones pick among the most used at random
         let mut round = 0u64;
-        while ub > lb + EPS && optimal && Instant::now() < deadline {
-            let Some(bars) = dive(&inst, &master, deadline, round, ub) else {
+        while ub > lb + EPS && optimal && !greedy_only && Instant::now() < deadline {
+            let Some(bars) = dive(inst, &master, deadline, round, ub) else {
                 round += 1;
                 continue;
             };
-            let v = value_of(&inst, &bars);
+            let v = value_of(inst, &bars);
             tracing::debug!(
                 round,
                 value = v,
@@ -157,7 +212,12 @@ pub fn solve(p: &Problem) -> Plan {
             round += 1;
         }
     }
-    finish(&inst, plan, ub, lb, unplaced, start)
+    Outcome {
+        value: ub,
+        bars: plan,
+        left: short,
+        bound: lb,
+    }
 }
 
 fn finish(
