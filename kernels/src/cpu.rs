@@ -74,11 +74,7 @@ impl Evaluator for CpuEvaluator {
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
         // lines (one row or one column of positions) by the trapezoid scan, which needs no
         // table; rectangles from the weighted table (the answers are the same integers)
-        let is_line = |c: &Candidate| {
-            let (nx, ny) = c.dims();
-            nx <= 1 || ny <= 1
-        };
-        let table = if candidates.iter().all(is_line) {
+        let table = if candidates.iter().all(Candidate::is_line) {
             None
         } else {
             Some(WeightedTable::build(others))

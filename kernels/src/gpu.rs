@@ -15,8 +15,9 @@ use std::sync::Mutex;
 use wgpu::util::DeviceExt;
 
 const WORKGROUP: u32 = 64;
-/// Default of `KERF_GPU_MIN_WORK`: below about a million rectangle evaluations the CPU answers
-/// sooner than a dispatch round trip. `kerf bench kernels` shows where the crossover lies.
+/// Default of `KERF_GPU_MIN_WORK`, in positions x rectangles. An estimate, not a measurement
+/// (no GPU was at hand): below it a dispatch round trip is expected to cost more than the CPU
+/// answer. To be tuned on a GPU with `kerf bench kernels`.
 const DEFAULT_MIN_WORK: u64 = 1 << 20;
 /// Batches of lines go to the GPU from this many times `min_work` (estimates, to be tuned on a
 /// GPU with `kerf bench kernels` and `kerf bench esicup --compute gpu`).
@@ -251,12 +252,23 @@ impl GpuEvaluator {
         self
     }
 
-    /// Positions x rectangles of a batch (the work of a whole-map call).
-    fn work(candidates: &[Candidate]) -> u64 {
-        candidates
+    /// The GPU's answer when the batch is worth a dispatch (at least `factor` x `min_work`
+    /// positions x rectangles) and the GPU works, else the CPU twin's (the same answer).
+    fn answer<T>(
+        &self,
+        candidates: &[Candidate],
+        factor: u64,
+        gpu: impl FnOnce() -> Result<T, GpuError>,
+        cpu: impl FnOnce() -> T,
+    ) -> T {
+        let work: u64 = candidates
             .iter()
             .map(|c| c.positions() * c.raster.rects().len() as u64)
-            .sum()
+            .sum();
+        if work < self.min_work.saturating_mul(factor) {
+            return cpu();
+        }
+        self.attempt(gpu).unwrap_or_else(cpu)
     }
 
     pub fn adapter(&self) -> &AdapterDescription {
@@ -364,14 +376,8 @@ impl GpuEvaluator {
             (&self.sat_cols, w, vec![(0, &dims), (2, &sat)]),
         ];
         for (pipeline, threads, buffers) in passes {
-            let bind = self.bind(pipeline, &buffers);
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(threads.div_ceil(WORKGROUP).max(1), 1, 1);
+            let groups = (threads.div_ceil(WORKGROUP).max(1), 1, 1);
+            self.pass(encoder, pipeline, &buffers, groups);
         }
         Ok(sat)
     }
@@ -456,39 +462,36 @@ impl GpuEvaluator {
                 },
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             });
-        let readback = self.readback_buffer(out_bytes);
-        {
-            let bind = self.bind(
-                pipeline,
-                &[
-                    (0, &dims),
-                    (1, sat),
-                    (2, &parts_buf),
-                    (3, &rects_buf),
-                    (4, &out),
-                ],
-            );
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(gx, gy as u32, parts.len() as u32);
-        }
-        let values = self.read_back(encoder, &out, &readback, out_bytes)?;
+        self.pass(
+            &mut encoder,
+            pipeline,
+            &[
+                (0, &dims),
+                (1, sat),
+                (2, &parts_buf),
+                (3, &rects_buf),
+                (4, &out),
+            ],
+            (gx, gy, parts.len() as u32),
+        );
+        let values = self.read_back(encoder, &out, out_bytes)?;
         Ok(values[..init.len()].to_vec())
     }
 
-    /// Copies `out` into `readback`, submits, waits and returns the words.
+    /// Copies `out` into a mappable buffer, submits, waits and returns the words.
     fn read_back(
         &self,
         mut encoder: wgpu::CommandEncoder,
         out: &wgpu::Buffer,
-        readback: &wgpu::Buffer,
         bytes: u64,
     ) -> Result<Vec<u32>, GpuError> {
-        encoder.copy_buffer_to_buffer(out, 0, readback, 0, bytes);
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.copy_buffer_to_buffer(out, 0, &readback, 0, bytes);
         self.queue.submit([encoder.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
         readback.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -508,15 +511,6 @@ impl GpuEvaluator {
         };
         readback.unmap();
         Ok(values)
-    }
-
-    fn readback_buffer(&self, bytes: u64) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
     }
 
     /// One compute pass of `pipeline` over a grid of workgroups.
@@ -653,8 +647,7 @@ impl GpuEvaluator {
                 (gx, gy, parts.len() as u32),
             );
         }
-        let readback = self.readback_buffer(out_bytes);
-        let words = self.read_back(encoder, &out, &readback, out_bytes)?;
+        let words = self.read_back(encoder, &out, out_bytes)?;
         let mut maps = Vec::with_capacity(parts.len());
         for p in &parts {
             let n = p.nx as usize * p.ny as usize;
@@ -818,38 +811,37 @@ impl Evaluator for GpuEvaluator {
     }
 
     fn first_fits(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Option<(i32, i32)>> {
-        if Self::work(candidates) < self.min_work {
-            return self.cpu.first_fits(occ, candidates);
-        }
-        self.attempt(|| self.gpu_first_fits(occ, candidates))
-            .unwrap_or_else(|| self.cpu.first_fits(occ, candidates))
+        self.answer(
+            candidates,
+            1,
+            || self.gpu_first_fits(occ, candidates),
+            || self.cpu.first_fits(occ, candidates),
+        )
     }
 
     fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>> {
-        if Self::work(candidates) < self.min_work {
-            return self.cpu.occupancy_overlap_maps(occ, candidates);
-        }
-        self.attempt(|| self.gpu_overlap_maps(occ, candidates))
-            .unwrap_or_else(|| self.cpu.occupancy_overlap_maps(occ, candidates))
+        self.answer(
+            candidates,
+            1,
+            || self.gpu_overlap_maps(occ, candidates),
+            || self.cpu.occupancy_overlap_maps(occ, candidates),
+        )
     }
 
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
         // lines cost the CPU no table (trapezoid scans); the GPU must build one over every
         // placed raster first: lines go to the GPU only in bulk
-        let lines_only = candidates.iter().all(|c| {
-            let (nx, ny) = c.dims();
-            nx <= 1 || ny <= 1
-        });
-        let threshold = if lines_only {
-            self.min_work.saturating_mul(LINES_FACTOR)
+        let factor = if candidates.iter().all(Candidate::is_line) {
+            LINES_FACTOR
         } else {
-            self.min_work
+            1
         };
-        if Self::work(candidates) < threshold {
-            return self.cpu.weighted_overlap_maps(others, candidates);
-        }
-        self.attempt(|| self.gpu_weighted_maps(others, candidates))
-            .unwrap_or_else(|| self.cpu.weighted_overlap_maps(others, candidates))
+        self.answer(
+            candidates,
+            factor,
+            || self.gpu_weighted_maps(others, candidates),
+            || self.cpu.weighted_overlap_maps(others, candidates),
+        )
     }
 
     fn overlap_line(

@@ -27,6 +27,11 @@ impl Candidate<'_> {
             ((b.x_hi - b.x_lo + 1) as u32, (b.y_hi - b.y_lo + 1) as u32)
         }
     }
+    /// True for one row or one column of positions (or none).
+    pub fn is_line(&self) -> bool {
+        let (nx, ny) = self.dims();
+        nx <= 1 || ny <= 1
+    }
     /// Number of positions.
     pub fn positions(&self) -> u64 {
         let (w, h) = self.dims();

@@ -127,15 +127,7 @@ pub fn run(a: Nest1dArgs) -> Result<()> {
             .iter()
             .map(|&(i, c)| format!("{}x{}", p.pieces[i].length, c))
             .collect();
-        let cuts: u32 = pat.pieces.iter().map(|&(_, c)| c).sum();
-        let used: f64 = pat
-            .pieces
-            .iter()
-            .map(|&(i, c)| p.pieces[i].length * c as f64)
-            .sum::<f64>()
-            + p.kerf * cuts.saturating_sub(1) as f64
-            + p.start_trim
-            + p.end_trim;
+        let used = p.used_length(pat);
         println!(
             "{:<4} {:<10} {:>5}  {:<50} {:>10.3}",
             k + 1,

@@ -12,14 +12,9 @@ pub struct Bar {
     pub counts: Vec<u32>,
 }
 
-/// Packs every piece; None when the stock limits leave pieces without a bar (then `left`
-/// says how many of each type).
-pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
-    let n = inst.types();
-    let mut bars: Vec<Bar> = Vec::new();
-    let mut used = vec![0u32; inst.stock.len()];
-    let mut left = vec![0u32; n];
-    // stock types by cost per unit of capacity, then larger first
+/// The order in which stock types are tried for a new bar: by cost per unit of capacity, then
+/// the longer first.
+fn opening_order(inst: &Instance) -> Vec<usize> {
     let mut types: Vec<usize> = (0..inst.stock.len()).collect();
     types.sort_by(|&a, &b| {
         let ra = inst.cost[a] / inst.capacity[a] as f64;
@@ -27,6 +22,17 @@ pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
         ra.total_cmp(&rb)
             .then(inst.capacity[b].cmp(&inst.capacity[a]))
     });
+    types
+}
+
+/// Packs every piece; None when the stock limits leave pieces without a bar (then `left`
+/// says how many of each type).
+pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
+    let n = inst.types();
+    let mut bars: Vec<Bar> = Vec::new();
+    let mut used = vec![0u32; inst.stock.len()];
+    let mut left = vec![0u32; n];
+    let types = opening_order(inst);
     for i in 0..n {
         let s = inst.size[i];
         for _ in 0..inst.demand[i] {
@@ -95,13 +101,7 @@ pub fn min_slack(inst: &Instance) -> (Vec<Bar>, Vec<u32>) {
     let mut left = inst.demand.clone();
     let mut bars = Vec::new();
     let mut used = vec![0u32; inst.stock.len()];
-    let mut types: Vec<usize> = (0..inst.stock.len()).collect();
-    types.sort_by(|&a, &b| {
-        let ra = inst.cost[a] / inst.capacity[a] as f64;
-        let rb = inst.cost[b] / inst.capacity[b] as f64;
-        ra.total_cmp(&rb)
-            .then(inst.capacity[b].cmp(&inst.capacity[a]))
-    });
+    let types = opening_order(inst);
     let values: Vec<f64> = inst.size.iter().map(|&s| s as f64).collect();
     while let Some(first) = (0..n).find(|&i| left[i] > 0) {
         let Some(&t) = types.iter().find(|&&t| {

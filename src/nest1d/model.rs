@@ -43,6 +43,22 @@ pub struct Problem {
     pub objective: Objective,
 }
 
+impl Problem {
+    /// The length of a bar that `pattern` uses: its pieces, a kerf between two pieces (none
+    /// after the last) and both trims. The rest of the bar is waste.
+    pub fn used_length(&self, pattern: &Pattern) -> f64 {
+        let pieces: u32 = pattern.pieces.iter().map(|&(_, c)| c).sum();
+        pattern
+            .pieces
+            .iter()
+            .map(|&(i, c)| self.pieces[i].length * c as f64)
+            .sum::<f64>()
+            + self.kerf * pieces.saturating_sub(1) as f64
+            + self.start_trim
+            + self.end_trim
+    }
+}
+
 /// One cutting pattern: which pieces one bar of `stock` gives, cut `multiplicity` times.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pattern {

@@ -362,17 +362,7 @@ fn column_generation(
                 QUICK_NODES,
             );
             let value: f64 = counts.iter().zip(&y).map(|(&a, &yi)| a as f64 * yi).sum();
-            let rc = inst.cost[t] - value;
-            if rc < -1e-9 && entering.as_ref().is_none_or(|(b, _)| rc < *b) {
-                entering = Some((
-                    rc,
-                    Column {
-                        stock: t,
-                        counts,
-                        cost: inst.cost[t],
-                    },
-                ));
-            }
+            keep_best(&mut entering, inst, t, value, counts);
         }
         if let Some((_, col)) = entering {
             t_price += t1.elapsed().as_secs_f64();
@@ -381,28 +371,40 @@ fn column_generation(
         }
         for t in 0..inst.stock.len() {
             let (value, counts) = knapsack::best_pattern(&y, &inst.size, demand, inst.capacity[t]);
-            let rc = inst.cost[t] - value;
             if unit && value > EPS {
                 // every pattern is worth at most `value` in duals: the LP needs at least
                 // objective / (value / cost) bars' worth
                 farley = farley.max(master.objective() * inst.cost[t] / value.max(inst.cost[t]));
             }
-            if rc < -1e-9 && entering.as_ref().is_none_or(|(b, _)| rc < *b) {
-                entering = Some((
-                    rc,
-                    Column {
-                        stock: t,
-                        counts,
-                        cost: inst.cost[t],
-                    },
-                ));
-            }
+            keep_best(&mut entering, inst, t, value, counts);
         }
         t_price += t1.elapsed().as_secs_f64();
         match entering {
             Some((_, col)) => master.add_and_enter(col),
             None => return (true, master.objective().max(farley)),
         }
+    }
+}
+
+/// Keeps the pattern `counts` on stock type `t`, worth `value` in duals, if it prices out and
+/// beats the one kept so far (by reduced cost).
+fn keep_best(
+    best: &mut Option<(f64, Column)>,
+    inst: &Instance,
+    t: usize,
+    value: f64,
+    counts: Vec<u32>,
+) {
+    let rc = inst.cost[t] - value;
+    if rc < -1e-9 && best.as_ref().is_none_or(|(b, _)| rc < *b) {
+        *best = Some((
+            rc,
+            Column {
+                stock: t,
+                counts,
+                cost: inst.cost[t],
+            },
+        ));
     }
 }
 

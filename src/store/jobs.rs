@@ -378,16 +378,7 @@ impl Store {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.map(|r| JobStatus {
-            id: r.get("id"),
-            state: JobState::parse(r.get::<String, _>("state").as_str()),
-            attempt: r.get("attempt"),
-            result_id: r.get("result_id"),
-            error: r.get("error"),
-            completed_at: r.get("completed_at"),
-            webhook_uri: r.get("webhook_uri"),
-            api_key_id: r.get("api_key_id"),
-        }))
+        Ok(row.map(|r| job_status(&r)))
     }
 
     /// The job, if it belongs to `account_id` (any key of the account may look at it).
@@ -396,30 +387,28 @@ impl Store {
         id: &str,
         account_id: i64,
     ) -> Result<Option<JobStatus>, StoreError> {
-        let owned = sqlx::query(
-            "SELECT 1 FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = ? AND k.account_id = ?",
+        let row = sqlx::query(
+            "SELECT j.id, j.state, j.attempt, j.result_id, j.error, j.completed_at, j.webhook_uri, j.api_key_id \
+             FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = ? AND k.account_id = ?",
         )
         .bind(id)
         .bind(account_id)
         .fetch_optional(&self.pool)
-        .await?
-        .is_some();
-        if owned {
-            self.status(id).await
-        } else {
-            Ok(None)
-        }
+        .await?;
+        Ok(row.map(|r| job_status(&r)))
     }
+}
 
-    /// Number of jobs in each state (for readiness and the load benchmark).
-    pub async fn count_state(&self, state: JobState) -> Result<i64, StoreError> {
-        Ok(
-            sqlx::query("SELECT COUNT(*) AS n FROM jobs WHERE state = ?")
-                .bind(state.as_str())
-                .fetch_one(&self.pool)
-                .await?
-                .get("n"),
-        )
+fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
+    JobStatus {
+        id: r.get("id"),
+        state: JobState::parse(r.get::<String, _>("state").as_str()),
+        attempt: r.get("attempt"),
+        result_id: r.get("result_id"),
+        error: r.get("error"),
+        completed_at: r.get("completed_at"),
+        webhook_uri: r.get("webhook_uri"),
+        api_key_id: r.get("api_key_id"),
     }
 }
 
