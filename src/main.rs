@@ -445,7 +445,7 @@ fn bench_bpp(dir: &std::path::Path, time: f64, only: Option<&str>) -> Result<()>
     use kerf::bench::bpp;
     let known: Vec<bpp::Known> = bpp::optima(dir)?
         .into_iter()
-        .filter(|k| only.is_none_or(|c| k.class.contains(c)))
+        .filter(|k| only.is_none_or(|c| k.class.contains(c) || k.name == c))
         .collect();
     let mut classes: Vec<String> = known.iter().map(|k| k.class.clone()).collect();
     classes.dedup();

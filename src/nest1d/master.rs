@@ -18,6 +18,7 @@ enum Var {
     Surplus(usize),
 }
 
+#[derive(Clone)]
 pub struct Master {
     m: usize,
     demand: Vec<f64>,
@@ -30,6 +31,8 @@ pub struct Master {
     /// The duals y = c_B B^-1, kept up to date by each pivot (recomputed at each inversion).
     y: Vec<f64>,
     pivots: usize,
+    /// Columns that give more pieces than the demand left (see `trim_to`): never entered again.
+    retired: Vec<bool>,
     /// Pivots in a row that did not move the solution; past `BLAND_AFTER`, Bland's rule
     /// (first improving variable, smallest leaving variable) so degenerate steps cannot cycle.
     stalled: usize,
@@ -38,6 +41,10 @@ pub struct Master {
 const BLAND_AFTER: usize = 50;
 
 const EPS: f64 = 1e-9;
+/// Cost factor of a retired column (see `Master::trim_to`).
+const RETIRED_COST: f64 = 1000.0;
+/// Tolerance of the dual ratio test (see `restore_feasibility`).
+const HARRIS: f64 = 1e-9;
 /// The largest perturbation of a demand (see `Master::new`).
 const PERTURBATION: f64 = 1e-8;
 /// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
@@ -67,8 +74,10 @@ impl Master {
             sparse: Vec::new(),
             cols,
             pivots: 0,
+            retired: Vec::new(),
             stalled: 0,
         };
+        master.retired = vec![false; master.cols.len()];
         master.sparse = master.cols.iter().map(sparse_of).collect();
         master.refactor();
         master
@@ -87,8 +96,10 @@ impl Master {
         }
     }
 
+    /// The cost the simplex works with: a retired column's is `RETIRED_COST` times its own.
     fn cost(&self, v: Var) -> f64 {
         match v {
+            Var::Col(j) if self.retired[j] => self.cols[j].cost * RETIRED_COST,
             Var::Col(j) => self.cols[j].cost,
             Var::Surplus(_) => 0.0,
         }
@@ -165,11 +176,16 @@ impl Master {
         y
     }
 
+    /// The LP's value at the patterns' own costs (a retired column left in the basis at a
+    /// rounding-sized value must not inflate the bound by its penalty).
     pub fn objective(&self) -> f64 {
         self.basis
             .iter()
             .zip(&self.xb)
-            .map(|(&v, &x)| self.cost(v) * x)
+            .map(|(&v, &x)| match v {
+                Var::Col(j) => self.cols[j].cost * x,
+                Var::Surplus(_) => 0.0,
+            })
             .sum()
     }
 
@@ -188,7 +204,7 @@ impl Master {
     fn reduced(&self, v: Var, y: &[f64]) -> f64 {
         match v {
             Var::Col(j) => {
-                self.cols[j].cost - self.sparse[j].iter().map(|&(r, a)| a * y[r]).sum::<f64>()
+                self.cost(v) - self.sparse[j].iter().map(|&(r, a)| a * y[r]).sum::<f64>()
             }
             Var::Surplus(i) => y[i],
         }
@@ -223,6 +239,9 @@ impl Master {
             .chain((0..self.m).map(Var::Surplus));
         let bland = self.stalled > BLAND_AFTER;
         for v in candidates {
+            if matches!(v, Var::Col(j) if self.retired[j]) {
+                continue;
+            }
             let rc = self.reduced(v, y);
             if rc < -EPS && best.is_none_or(|(b, _)| rc < b) && !in_basis(&v) {
                 best = Some((rc, v));
@@ -244,15 +263,12 @@ impl Master {
     pub fn add_and_enter(&mut self, col: Column) {
         self.sparse.push(sparse_of(&col));
         self.cols.push(col);
+        self.retired.push(false);
         self.enter(Var::Col(self.cols.len() - 1));
     }
 
     fn enter(&mut self, v: Var) {
-        let m = self.m;
-        let a = self.entries(v);
-        let u: Vec<f64> = (0..m)
-            .map(|k| a.iter().map(|&(r, x)| self.binv[k * m + r] * x).sum())
-            .collect();
+        let u = self.column_in_basis(v);
         // ratio test; ties go to the smallest variable (Bland), which also keeps ordinary
         // degenerate steps from cycling often
         let order = |v: Var| match v {
@@ -260,7 +276,7 @@ impl Master {
             Var::Surplus(i) => (1, i),
         };
         let mut leave: Option<(f64, usize)> = None;
-        for k in 0..m {
+        for k in 0..self.m {
             if u[k] > EPS {
                 let t = self.xb[k].max(0.0) / u[k];
                 let better = match leave {
@@ -283,7 +299,22 @@ impl Master {
         } else {
             self.stalled = 0;
         }
-        let entering_rc = self.cost(v) - a.iter().map(|&(row, x)| x * self.y[row]).sum::<f64>();
+        self.pivot(v, &u, r);
+    }
+
+    /// B^-1 times the column of `v`.
+    fn column_in_basis(&self, v: Var) -> Vec<f64> {
+        let m = self.m;
+        let a = self.entries(v);
+        (0..m)
+            .map(|k| a.iter().map(|&(r, x)| self.binv[k * m + r] * x).sum())
+            .collect()
+    }
+
+    /// Brings `v` (whose column in the basis is `u`) in at basis position `r`.
+    fn pivot(&mut self, v: Var, u: &[f64], r: usize) {
+        let m = self.m;
+        let entering_rc = self.reduced(v, &self.y);
         let pr = u[r];
         for c in 0..m {
             self.binv[r * m + c] /= pr;
@@ -308,6 +339,126 @@ impl Master {
         if self.pivots >= REFACTOR_EVERY {
             self.refactor();
         }
+    }
+
+    /// Lowers the demand by `copies` bars of column `j` (rows never below zero) and restores
+    /// an optimal basis of the lower demand by dual simplex steps: the duals stay feasible when
+    /// only the demand changes, so this takes a few pivots where solving afresh takes many.
+    pub fn fix(&mut self, j: usize, copies: u32) {
+        let m = self.m;
+        for &(r, a) in &self.sparse[j] {
+            let whole = self.demand[r].floor();
+            let perturbation = self.demand[r] - whole;
+            self.demand[r] = (whole - copies as f64 * a).max(0.0) + perturbation;
+        }
+        for k in 0..m {
+            self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
+        }
+        let t0 = std::time::Instant::now();
+        let pivots = self.restore_feasibility();
+        tracing::trace!(pivots, seconds = t0.elapsed().as_secs_f64(), "fix");
+    }
+
+    /// Retires every column that gives more of some piece than `residual` asks for, and adds
+    /// its copy trimmed to the residual. Why: a bar of such a column, once cut, gives fewer
+    /// pieces than the LP counted (the rest would be waste), so a dive that follows the LP
+    /// into it leaves gaps; where plans must waste nothing (perfect packings) that alone makes
+    /// it fail. A retired column never enters again, and one still in the basis costs
+    /// `RETIRED_COST` times more, so the next simplex steps take it out.
+    pub fn trim_to(&mut self, residual: &[u32]) {
+        let mut kept: std::collections::HashSet<(usize, Vec<u32>)> = self
+            .cols
+            .iter()
+            .zip(&self.retired)
+            .filter(|(_, &r)| !r)
+            .map(|(c, _)| (c.stock, c.counts.clone()))
+            .collect();
+        let mut trimmed = Vec::new();
+        for j in 0..self.cols.len() {
+            if self.retired[j] || self.sparse[j].iter().all(|&(r, a)| a <= residual[r] as f64) {
+                continue;
+            }
+            self.retired[j] = true;
+            let col = &self.cols[j];
+            kept.remove(&(col.stock, col.counts.clone()));
+            let counts: Vec<u32> = col
+                .counts
+                .iter()
+                .zip(residual)
+                .map(|(&a, &r)| a.min(r))
+                .collect();
+            if counts.iter().any(|&a| a > 0) && kept.insert((col.stock, counts.clone())) {
+                trimmed.push(Column {
+                    stock: col.stock,
+                    counts,
+                    cost: col.cost,
+                });
+            }
+        }
+        if trimmed.is_empty() && !self.retired.iter().any(|&r| r) {
+            return;
+        }
+        for col in trimmed {
+            self.sparse.push(sparse_of(&col));
+            self.cols.push(col);
+            self.retired.push(false);
+        }
+        self.y = self.compute_duals();
+    }
+
+    /// Dual simplex: while a basic variable is negative, it leaves, and the variable that
+    /// keeps every reduced cost non-negative enters.
+    fn restore_feasibility(&mut self) -> usize {
+        let m = self.m;
+        for step in 0..50 * m {
+            let Some(r) = (0..m)
+                .filter(|&k| self.xb[k] < -1e-9)
+                .min_by(|&a, &b| self.xb[a].total_cmp(&self.xb[b]))
+            else {
+                return step;
+            };
+            let row = &self.binv[r * m..(r + 1) * m];
+            let mut basic = vec![false; self.cols.len()];
+            let mut basic_surplus = vec![false; m];
+            for v in &self.basis {
+                match *v {
+                    Var::Col(j) => basic[j] = true,
+                    Var::Surplus(i) => basic_surplus[i] = true,
+                }
+            }
+            // Harris's ratio test: the cutting stock master is highly dual degenerate (many
+            // reduced costs are zero), and the plain minimum ratio then often picks a tiny
+            // pivot that blows the values up; among the near-minimum ratios, the largest pivot
+            let mut candidates: Vec<(Var, f64, f64)> = Vec::new();
+            for j in 0..self.cols.len() {
+                if !basic[j] && !self.retired[j] {
+                    let alpha: f64 = self.sparse[j].iter().map(|&(i, a)| row[i] * a).sum();
+                    if alpha < -1e-9 {
+                        candidates.push((Var::Col(j), alpha, self.reduced(Var::Col(j), &self.y)));
+                    }
+                }
+            }
+            for i in 0..m {
+                if !basic_surplus[i] && -row[i] < -1e-9 {
+                    candidates.push((Var::Surplus(i), -row[i], self.y[i]));
+                }
+            }
+            let bound = candidates
+                .iter()
+                .map(|&(_, alpha, rc)| (rc.max(0.0) + HARRIS) / -alpha)
+                .fold(f64::INFINITY, f64::min);
+            let best = candidates
+                .iter()
+                .filter(|&&(_, alpha, rc)| rc.max(0.0) / -alpha <= bound)
+                .max_by(|a, b| (-a.1).total_cmp(&-b.1))
+                .map(|&(v, alpha, _)| (alpha, v));
+            let Some((_, v)) = best else {
+                return step; // infeasible: cannot happen, every row has a column that covers it
+            };
+            let u = self.column_in_basis(v);
+            self.pivot(v, &u, r);
+        }
+        50 * m
     }
 }
 

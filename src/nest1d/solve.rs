@@ -195,7 +195,8 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
         // column when nothing is whole, later ones pick among the most used at random
         let mut round = 0u64;
         while ub > lb + EPS && optimal && !greedy_only && Instant::now() < deadline {
-            let Some(bars) = dive(inst, &master, deadline, round, ub) else {
+            let backtracks = DIVE_BACKTRACKS * round;
+            let Some(bars) = dive(inst, &master, deadline, round, ub, backtracks) else {
                 round += 1;
                 continue;
             };
@@ -219,6 +220,9 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
         bound: lb,
     }
 }
+
+/// Steps the first dive may undo (see `dive`); each later one may undo as many more.
+const DIVE_BACKTRACKS: u64 = 2;
 
 fn finish(
     inst: &Instance,
@@ -327,6 +331,9 @@ fn column_generation(
                 "column generation stopped by the deadline"
             );
             return (false, farley);
+        }
+        if steps > 0 && steps % 200 == 0 {
+            tracing::trace!(steps, pricings, t_master, t_price, "column generation");
         }
         let t0 = Instant::now();
         let y = master.duals();
@@ -465,110 +472,187 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
             inst,
         );
     }
+    tracing::debug!(
+        taken = bars.len(),
+        residual_items = residual.iter().sum::<u32>(),
+        residual_size = residual
+            .iter()
+            .zip(&inst.size)
+            .map(|(&r, &s)| r as i64 * s)
+            .sum::<i64>(),
+        "rounded down"
+    );
     greedy_rest(inst, &residual, &mut bars).then_some(bars)
 }
 
-/// Diving: take what the LP uses whole (or its most used column once), solve the LP of what is
-/// left by column generation again, until nothing is left.
+/// Diving with backtracking. Along a dive: take what the LP uses whole, then one bar of a
+/// column it uses in part, lower the demand in the LP by what was taken (a few dual simplex
+/// steps, not a new LP), price new columns for what is left, until nothing is left. A step
+/// whose LP shows that the dive can no longer beat `incumbent` (the bars taken plus the
+/// rounded-up LP of the rest reach it) is undone and the next column tried instead, up to
+/// `DIVE_WIDTH` at each step and `backtracks` times in all.
 ///
-/// Round 0 is deterministic; later rounds (`round` seeds them) take one of the three most used
-/// columns at random when none is whole. A dive is abandoned (None) as soon as it cannot beat
-/// `incumbent`: the bars taken plus the rounded-up LP of the rest reach it.
+/// Round 0 tries the columns by how much the LP uses them; later rounds (`round` seeds them)
+/// shuffle the first few. Returns a plan that beats the incumbent, or (when the deadline
+/// stops it) the dive so far finished greedily, or None.
 fn dive(
     inst: &Instance,
     root: &Master,
     deadline: Instant,
     round: u64,
     incumbent: f64,
+    backtracks: u64,
 ) -> Option<Vec<Bar>> {
-    let mut residual = inst.demand.clone();
-    let mut bars = Vec::new();
-    let mut seed = round.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut random = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n.max(1) as u64) as usize
+    let mut d = Dive {
+        inst,
+        deadline,
+        incumbent,
+        seed: round.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        shuffle: round > 0,
+        backtracks_left: backtracks,
     };
-    // the first step uses the root LP as it is (the residual is the whole demand)
-    let mut solved: Option<(Vec<(Column, f64)>, Vec<Column>)> = Some((
-        root.solution()
-            .into_iter()
-            .map(|(j, x)| (root.cols[j].clone(), x))
-            .collect(),
-        root.cols.clone(),
-    ));
-    let mut pool: Vec<Column> = Vec::new();
-    while residual.iter().any(|&r| r > 0) {
-        if Instant::now() >= deadline {
-            return greedy_rest(inst, &residual, &mut bars).then_some(bars);
+    d.go(root.clone(), inst.demand.clone(), Vec::new())
+}
+
+/// Columns tried at each step of a dive.
+const DIVE_WIDTH: usize = 3;
+
+struct Dive<'a> {
+    inst: &'a Instance,
+    deadline: Instant,
+    incumbent: f64,
+    seed: u64,
+    shuffle: bool,
+    backtracks_left: u64,
+}
+
+impl Dive<'_> {
+    fn random(&mut self, n: usize) -> usize {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed % n.max(1) as u64) as usize
+    }
+
+    /// True when the LP of `master` (over the pieces left) shows that the bars taken cannot
+    /// lead to a plan better than the incumbent.
+    fn hopeless(&self, master: &Master, optimal: bool, bars: &[Bar]) -> bool {
+        if !optimal {
+            return false;
         }
-        let (mut sol, cols) = match solved.take() {
-            Some(s) => s,
-            None => {
-                // keep only columns that still serve: trimmed to the residual, no duplicates
-                let mut extra: Vec<Column> = Vec::new();
-                for c in pool.drain(..) {
-                    let counts: Vec<u32> = c
-                        .counts
-                        .iter()
-                        .zip(&residual)
-                        .map(|(&a, &r)| a.min(r))
-                        .collect();
-                    if counts.iter().any(|&a| a > 0) {
-                        let col = Column { counts, ..c };
-                        if !extra.contains(&col) {
-                            extra.push(col);
-                        }
-                    }
-                }
-                // rows with no demand left keep a trivial homogeneous column (never used)
-                let demand: Vec<u32> = residual.clone();
-                let mut master = Master::new(&demand, homogeneous(inst, &demand), extra);
-                let (optimal, _) = column_generation(inst, &mut master, &demand, deadline);
-                if optimal && round > 0 {
-                    let rest = if inst.integral_costs {
-                        (master.objective() - 1e-6).ceil()
-                    } else {
-                        master.objective()
-                    };
-                    if value_of(inst, &bars) + rest >= incumbent - EPS {
-                        return None;
-                    }
-                }
-                let sol = master
-                    .solution()
-                    .into_iter()
-                    .map(|(j, x)| (master.cols[j].clone(), x))
-                    .collect();
-                (sol, master.cols)
-            }
+        let rest = if self.inst.integral_costs {
+            (master.objective() - 1e-6).ceil()
+        } else {
+            master.objective()
         };
-        sol.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let before: u32 = residual.iter().sum();
-        for (col, x) in &sol {
-            let whole = (x + 1e-6).floor() as u32;
-            if whole > 0 {
-                take(col, whole, &mut residual, &mut bars, inst);
+        value_of(self.inst, bars) + rest >= self.incumbent - EPS
+    }
+
+    fn go(
+        &mut self,
+        mut master: Master,
+        mut residual: Vec<u32>,
+        mut bars: Vec<Bar>,
+    ) -> Option<Vec<Bar>> {
+        let inst = self.inst;
+        // the columns used whole cost the LP nothing: take them
+        loop {
+            if residual.iter().all(|&r| r == 0) {
+                return Some(bars);
             }
-        }
-        if residual.iter().sum::<u32>() == before {
-            // nothing whole: the most used column (or, in later rounds, one of the three most
-            // used), once
-            let pick = if round == 0 {
-                0
-            } else {
-                random(sol.len().min(3))
-            };
-            match sol.get(pick) {
-                Some((col, _)) => take(col, 1, &mut residual, &mut bars, inst),
-                None => return greedy_rest(inst, &residual, &mut bars).then_some(bars),
-            }
-            if residual.iter().sum::<u32>() == before {
+            if Instant::now() >= self.deadline {
                 return greedy_rest(inst, &residual, &mut bars).then_some(bars);
             }
+            let before: u32 = residual.iter().sum();
+            for (j, x) in master.solution() {
+                let whole = (x + 1e-6).floor() as u32;
+                if whole > 0 {
+                    take(
+                        &master.cols[j].clone(),
+                        whole,
+                        &mut residual,
+                        &mut bars,
+                        inst,
+                    );
+                    master.fix(j, whole);
+                }
+            }
+            if residual.iter().sum::<u32>() == before {
+                break;
+            }
+            master.trim_to(&residual);
+            if residual.iter().any(|&r| r > 0) {
+                let (optimal, _) = column_generation(inst, &mut master, &residual, self.deadline);
+                tracing::trace!(
+                    optimal,
+                    lp = master.objective(),
+                    bars = bars.len(),
+                    left = residual.iter().sum::<u32>(),
+                    "dive wholes"
+                );
+                if self.hopeless(&master, optimal, &bars) {
+                    return None;
+                }
+            }
         }
-        pool = cols;
+        // one bar of a column used in part: the most used first
+        let mut sol = master.solution();
+        sol.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        sol.truncate(DIVE_WIDTH);
+        if self.shuffle {
+            for k in (1..sol.len()).rev() {
+                let o = self.random(k + 1);
+                sol.swap(k, o);
+            }
+        }
+        if sol.is_empty() {
+            return greedy_rest(inst, &residual, &mut bars).then_some(bars);
+        }
+        let last = sol.len() - 1;
+        for (k, &(j, _)) in sol.iter().enumerate() {
+            // the last choice reuses this node's state instead of a copy
+            let (mut m, mut r, mut b) = if k == last {
+                (
+                    std::mem::replace(&mut master, Master::new(&[], vec![], vec![])),
+                    std::mem::take(&mut residual),
+                    std::mem::take(&mut bars),
+                )
+            } else {
+                (master.clone(), residual.clone(), bars.clone())
+            };
+            let before: u32 = r.iter().sum();
+            take(&m.cols[j].clone(), 1, &mut r, &mut b, inst);
+            m.fix(j, 1);
+            if r.iter().sum::<u32>() == before {
+                continue;
+            }
+            m.trim_to(&r);
+            if r.iter().any(|&x| x > 0) {
+                let t0 = Instant::now();
+                let (optimal, _) = column_generation(inst, &mut m, &r, self.deadline);
+                tracing::trace!(
+                    left = r.iter().sum::<u32>(),
+                    cg = t0.elapsed().as_secs_f64(),
+                    lp = m.objective(),
+                    bars = b.len(),
+                    k,
+                    "dive step"
+                );
+                if self.hopeless(&m, optimal, &b) {
+                    if self.backtracks_left == 0 {
+                        return None;
+                    }
+                    self.backtracks_left -= 1;
+                    continue;
+                }
+            }
+            if let Some(plan) = self.go(m, r, b) {
+                return Some(plan);
+            }
+            if Instant::now() >= self.deadline || self.backtracks_left == 0 {
+                return None;
+            }
+        }
+        None
     }
-    Some(bars)
 }
