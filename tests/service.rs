@@ -610,9 +610,9 @@ async fn bad_requests_get_their_status_and_name_the_field() {
         ),
         (
             "not built yet",
-            api.post("/v1/nesting/1D").json(&json!({})),
+            api.post("/v1/nesting/quotenesting").json(&json!({})),
             501,
-            "1D",
+            "quote",
         ),
     ];
     for (what, req, status, needle) in cases {

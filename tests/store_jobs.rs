@@ -361,7 +361,7 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery() {
         let c = store.claim("w", 60_000, round).await.unwrap().unwrap();
         assert_eq!(c.attempt, round);
         let (requeued, failed) = store
-            .take_back(Lost::All, 3, 100 + round, |id, e| {
+            .take_back(Lost::All, 3, 100 + round, |id, _kind, e| {
                 Some(format!("{id}: {e}"))
             })
             .await

@@ -1,6 +1,7 @@
 //! Errors of the API and their status codes and bodies (DESIGN 5.3): submissions answer 400 and
 //! 401 in the ApiNestingResult shape; other endpoints `{Success: false, Error}`.
 
+use crate::wire::cut1d::{ApiNesting1DResult, Nesting1DResult, ResponseStatus};
 use crate::wire::{ApiNestingResult, ErrorBody, FieldError, FieldErrorBody};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -13,6 +14,26 @@ pub enum Shape {
     Generic,
     /// ApiNestingResult: `{RequestId: "", Error, Errors[]}` (the submission endpoints).
     Submission,
+    /// ApiNestingResult plus ResponseStatus `{ErrorCode, Message, Errors[{FieldName, ...}]}`
+    /// (POST /v1/nesting/1D).
+    Submission1D,
+    /// The 1D result with Status Failure, StatusReport and ResponseStatus (POST
+    /// /v1/nesting/1D/result).
+    Result1D,
+}
+
+/// The ResponseStatus ErrorCode of an HTTP status.
+fn error_code(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::BAD_REQUEST => "ValidationError",
+        StatusCode::UNAUTHORIZED => "Unauthorized",
+        StatusCode::FORBIDDEN => "Forbidden",
+        StatusCode::NOT_FOUND => "NotFound",
+        StatusCode::NOT_ACCEPTABLE => "NotAcceptable",
+        StatusCode::PAYLOAD_TOO_LARGE => "PayloadTooLarge",
+        StatusCode::TOO_MANY_REQUESTS => "TooManyRequests",
+        _ => "InternalError",
+    }
 }
 
 #[derive(Debug)]
@@ -73,21 +94,38 @@ impl From<crate::store::StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let code = error_code(self.status);
+        let submission = |message: String, errors: &[FieldError]| ApiNestingResult {
+            request_id: String::new(),
+            error: Some(message),
+            errors: errors
+                .iter()
+                .map(|e| FieldErrorBody {
+                    field_name: e.field.clone(),
+                    message: e.message.clone(),
+                })
+                .collect(),
+            warnings: Vec::new(),
+        };
         let mut response = match self.shape {
-            Shape::Submission => (
+            Shape::Submission => {
+                (self.status, Json(submission(self.message, &self.errors))).into_response()
+            }
+            Shape::Submission1D => (
                 self.status,
-                Json(ApiNestingResult {
-                    request_id: String::new(),
-                    error: Some(self.message),
-                    errors: self
-                        .errors
-                        .into_iter()
-                        .map(|e| FieldErrorBody {
-                            field_name: e.field,
-                            message: e.message,
-                        })
-                        .collect(),
-                    warnings: Vec::new(),
+                Json(ApiNesting1DResult {
+                    response_status: Some(ResponseStatus::new(code, &self.message, &self.errors)),
+                    base: submission(self.message, &self.errors),
+                }),
+            )
+                .into_response(),
+            Shape::Result1D => (
+                self.status,
+                Json(Nesting1DResult {
+                    status: "Failure".into(),
+                    status_report: self.message.clone(),
+                    result: None,
+                    response_status: Some(ResponseStatus::new(code, &self.message, &self.errors)),
                 }),
             )
                 .into_response(),

@@ -7,6 +7,7 @@ mod auth;
 mod error;
 mod health;
 mod nesting;
+mod nesting1d;
 pub mod openapi;
 
 pub use error::{ApiError, Shape};
@@ -64,8 +65,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/quotenesting", "quote nesting"),
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
-    ("/v1/nesting/1D", "1D nesting"),
-    ("/v1/nesting/1D/result", "1D nesting"),
     ("/v1/nesting/export", "exports"),
     ("/v1/nesting/export/cached", "exports"),
     ("/v1/nesting/render/", "renders"),
@@ -98,6 +97,8 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/result", post(nesting::result))
         .route("/v1/nesting/delayedstart", post(nesting::delayed_start))
         .route("/v1/nesting/failures", get(nesting::failures))
+        .route("/v1/nesting/1D", post(nesting1d::submit_1d))
+        .route("/v1/nesting/1D/result", post(nesting1d::result_1d))
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))
         .route("/healthz", get(health::healthz))

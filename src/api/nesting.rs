@@ -37,7 +37,7 @@ pub struct SubmissionQuery {
 const PARALLELISM_RETRY_AFTER_S: u64 = 5;
 
 /// The 429 of a key whose queued and running nests reached its limit.
-fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiError {
+pub(super) fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiError {
     ApiError {
         retry_after_s: Some(PARALLELISM_RETRY_AFTER_S),
         ..ApiError::new(
@@ -241,7 +241,7 @@ pub async fn submit_parametric(
     submit(state, caller, query, body, GeometryKind::Parametric).await
 }
 
-fn required_id(value: Option<String>, field: &str) -> Result<String, ApiError> {
+pub(super) fn required_id(value: Option<String>, field: &str) -> Result<String, ApiError> {
     value
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
@@ -339,6 +339,11 @@ pub async fn result(
         .status_for_account(&id, key.account_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+    if job.kind == crate::jobs::KIND_1D {
+        return Err(ApiError::not_found(format!(
+            "job {id} is a 1D nest: its plan is at POST /v1/nesting/1D/result"
+        )));
+    }
     let wanted = q.result_identity.filter(|r| !r.trim().is_empty());
     let stored = state
         .store

@@ -1,7 +1,7 @@
 //! GET /openapi.json: the OpenAPI 3 document, generated from the handlers' annotations and the
 //! wire types' derives (so it cannot drift from the code).
 
-use super::{account, health, nesting};
+use super::{account, health, nesting, nesting1d};
 use crate::wire;
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -9,14 +9,15 @@ use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "kerf", description = "Nesting service: 2D nests of DXF, JSON-contour and parametric parts. Every endpoint but the health checks and this document needs `Accept: application/json` and `Authorization: Bearer <API key>`."),
+    info(title = "kerf", description = "Nesting service: 2D nests of DXF, JSON-contour and parametric parts, and 1D cutting plans. Every endpoint but the health checks and this document needs `Accept: application/json` and `Authorization: Bearer <API key>`."),
     paths(
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
+        nesting1d::submit_1d, nesting1d::result_1d,
         account::validate, account::valid_until,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;

@@ -6,8 +6,11 @@
 //! cores), drawn from one pool of `cores` thread permits, so jobs never oversubscribe the
 //! machine. A held job waiting for threads stays Running (its lease is kept alive).
 
+mod lease;
+mod run1d;
 mod run2d;
 
+pub use run1d::KIND_1D;
 pub use run2d::kind_for;
 
 use crate::store::{now_ms, Claimed, Lost, Store};
@@ -154,8 +157,9 @@ pub(crate) async fn stopped(mut shutdown: watch::Receiver<bool>) {
 
 /// Requeues abandoned running jobs, failing those interrupted MAX_ATTEMPTS times.
 async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
-    let error_body =
-        |job_id: &str, error: &str| Some(run2d::error_delivery_body(job_id, "Interrupted", error));
+    let error_body = |job_id: &str, kind: &str, error: &str| {
+        Some(error_delivery_body(kind, job_id, "Interrupted", error))
+    };
     match store
         .take_back(lost, MAX_ATTEMPTS, now_ms(), error_body)
         .await
@@ -183,9 +187,19 @@ struct JobContext {
 async fn run_job(ctx: JobContext, job: Claimed) {
     match job.kind.as_str() {
         k if k.starts_with(run2d::KIND_PREFIX) => run2d::run(ctx, job).await,
+        KIND_1D => run1d::run(ctx, job).await,
         other => {
             let error = format!("unknown job kind '{other}'");
-            run2d::fail(&ctx, &job, "InternalError", &error).await;
+            lease::fail(&ctx, &job, "InternalError", &error).await;
         }
+    }
+}
+
+/// The body of the Error delivery of a failed job, in the shape its kind's webhook has.
+pub fn error_delivery_body(kind: &str, job_id: &str, code: &str, report: &str) -> String {
+    if kind == KIND_1D {
+        run1d::error_delivery_body(job_id, code, report)
+    } else {
+        run2d::error_delivery_body(job_id, code, report)
     }
 }

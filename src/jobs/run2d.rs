@@ -2,9 +2,10 @@
 //! passed the same conversion at submission), nested on blocking threads with a heartbeat, a
 //! watchdog for MaxRunTimeSeconds and interim results, and ended with one fenced transaction.
 
-use super::{JobContext, HEARTBEAT, LEASE_MS};
+use super::lease::{end, keep_lease, to_webhook, AbortOnDrop, Ended};
+use super::JobContext;
 use crate::nest2d::{self, CancelHandle, NestResult, Problem};
-use crate::store::{now_ms, Claimed, Delivery, Outcome, ResultRecord};
+use crate::store::{now_ms, Claimed, Outcome, ResultRecord};
 use crate::wire::{self, results, GeometryKind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -46,39 +47,6 @@ pub fn error_delivery_body(job_id: &str, code: &str, report: &str) -> String {
     })
 }
 
-/// The delivery of `body` to the job's webhook (none for a job without one: a held job whose
-/// results stream over the hub).
-fn to_webhook<'a>(job: &'a Claimed, body: &'a str) -> Vec<Delivery<'a>> {
-    job.webhook_uri
-        .iter()
-        .map(|uri| Delivery { uri, body })
-        .collect()
-}
-
-/// Ends a job as Failed, with an Error delivery when it has a webhook.
-pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
-    tracing::warn!(job = %job.id, code, error, "job failed");
-    let body = error_delivery_body(&job.id, code, error);
-    let deliveries = to_webhook(job, &body);
-    match ctx
-        .store
-        .finish(
-            &job.id,
-            job.attempt,
-            Outcome::Failed { error },
-            &deliveries,
-            now_ms(),
-        )
-        .await
-    {
-        Ok(true) => ctx.wake.deliveries.notify_one(),
-        Ok(false) => tracing::warn!(job = %job.id, "lease lost before the failure was written"),
-        Err(e) => {
-            tracing::error!(job = %job.id, error = %e, "writing the failure failed; the rescuer will retry the job")
-        }
-    }
-}
-
 /// The three stored bodies of one result.
 struct ResultBodies {
     id: String,
@@ -107,7 +75,7 @@ fn bodies(problem: &Problem, r: &NestResult, job_id: &str, nesting_status: i32) 
     }
 }
 
-fn json<T: serde::Serialize>(v: &T) -> String {
+pub(super) fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("wire types serialize")
 }
 
@@ -148,52 +116,7 @@ pub(super) async fn run(ctx: JobContext, job: Claimed) {
     )));
     let outcome = run_held(&ctx, &job, &lease).await;
     drop(heartbeat);
-    match outcome {
-        Ended::Finished => {}
-        Ended::Failed { code, error } => fail(&ctx, &job, code, &error).await,
-        Ended::HandBack => match ctx.store.hand_back(&job.id, job.attempt).await {
-            Ok(_) => tracing::info!(job = %job.id, "lease handed back"),
-            Err(e) => {
-                tracing::error!(job = %job.id, error = %e, "handing back failed; the lease will expire")
-            }
-        },
-    }
-}
-
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-enum Ended {
-    Finished,
-    Failed { code: &'static str, error: String },
-    HandBack,
-}
-
-/// Heartbeats until aborted; if the lease is lost, cancels the nest (its result could not be
-/// written anyway).
-async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<CancelHandle>) {
-    let mut tick = tokio::time::interval(HEARTBEAT);
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        match store
-            .heartbeat(&job.id, job.attempt, LEASE_MS, now_ms())
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::warn!(job = %job.id, "lease lost; stopping the nest");
-                cancel.cancel();
-                return;
-            }
-            Err(e) => tracing::error!(job = %job.id, error = %e, "heartbeat failed"),
-        }
-    }
+    end(&ctx, &job, outcome).await;
 }
 
 async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) -> Ended {

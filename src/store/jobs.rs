@@ -71,6 +71,8 @@ pub struct Claimed {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobStatus {
     pub id: String,
+    /// What runs it (`nest2d:...`, `nest1d`).
+    pub kind: String,
     pub state: JobState,
     pub attempt: i64,
     pub result_id: Option<String>,
@@ -301,7 +303,7 @@ impl Store {
         max_attempts: i64,
         now_ms: i64,
     ) -> Result<(u64, u64), StoreError> {
-        self.take_back(Lost::Expired, max_attempts, now_ms, |_, _| None)
+        self.take_back(Lost::Expired, max_attempts, now_ms, |_, _, _| None)
             .await
     }
 
@@ -309,14 +311,14 @@ impl Store {
     /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
     /// A job interrupted `max_attempts` times is failed instead of queued again (a job that
     /// kills its worker must not do so forever); when it has a webhook, `error_body(job_id,
-    /// error)` is the body of its Error delivery, written in the same transaction.
+    /// kind, error)` is the body of its Error delivery, written in the same transaction.
     /// Returns (requeued, failed).
     pub async fn take_back(
         &self,
         lost: Lost,
         max_attempts: i64,
         now_ms: i64,
-        error_body: impl Fn(&str, &str) -> Option<String>,
+        error_body: impl Fn(&str, &str, &str) -> Option<String>,
     ) -> Result<(u64, u64), StoreError> {
         // Lost::All uses a cut-off no lease can be beyond
         let cutoff = match lost {
@@ -329,7 +331,7 @@ impl Store {
              error = 'the job was interrupted ' || (interruptions + 1) || ' times (its worker stopped or lost its lease) and was not retried again', \
              completed_at = ?, lease_owner = NULL, lease_expires_at = NULL \
              WHERE state = 'Running' AND lease_expires_at < ? AND interruptions + 1 >= ? \
-             RETURNING id, error, webhook_uri",
+             RETURNING id, kind, error, webhook_uri",
         )
         .bind(now_ms)
         .bind(cutoff)
@@ -337,9 +339,13 @@ impl Store {
         .fetch_all(&mut *tx)
         .await?;
         for row in &failed {
-            let (id, error, uri): (String, String, Option<String>) =
-                (row.get("id"), row.get("error"), row.get("webhook_uri"));
-            if let (Some(uri), Some(body)) = (uri, error_body(&id, &error)) {
+            let (id, kind, error, uri): (String, String, String, Option<String>) = (
+                row.get("id"),
+                row.get("kind"),
+                row.get("error"),
+                row.get("webhook_uri"),
+            );
+            if let (Some(uri), Some(body)) = (uri, error_body(&id, &kind, &error)) {
                 super::outbox::insert(
                     &mut tx,
                     &id,
@@ -368,12 +374,15 @@ impl Store {
     /// At the start of a single-process server every Running job is an orphan: back to the
     /// queue (or failed after `max_attempts`, see `take_back`).
     pub async fn recover_orphans(&self) -> Result<u64, StoreError> {
-        Ok(self.take_back(Lost::All, i64::MAX, 0, |_, _| None).await?.0)
+        Ok(self
+            .take_back(Lost::All, i64::MAX, 0, |_, _, _| None)
+            .await?
+            .0)
     }
 
     pub async fn status(&self, id: &str) -> Result<Option<JobStatus>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, state, attempt, result_id, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = ?",
+            "SELECT id, kind, state, attempt, result_id, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = ?",
         )
         .bind(id)
         .fetch_optional(&self.pool)
@@ -388,7 +397,7 @@ impl Store {
         account_id: i64,
     ) -> Result<Option<JobStatus>, StoreError> {
         let row = sqlx::query(
-            "SELECT j.id, j.state, j.attempt, j.result_id, j.error, j.completed_at, j.webhook_uri, j.api_key_id \
+            "SELECT j.id, j.kind, j.state, j.attempt, j.result_id, j.error, j.completed_at, j.webhook_uri, j.api_key_id \
              FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = ? AND k.account_id = ?",
         )
         .bind(id)
@@ -402,6 +411,7 @@ impl Store {
 fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
     JobStatus {
         id: r.get("id"),
+        kind: r.get("kind"),
         state: JobState::parse(r.get::<String, _>("state").as_str()),
         attempt: r.get("attempt"),
         result_id: r.get("result_id"),

@@ -3,6 +3,7 @@
 //! types with field-level errors (`convert`), and engine results turned into bodies (`results`).
 
 pub mod convert;
+pub mod cut1d;
 pub mod responses;
 pub mod results;
 pub mod types;

@@ -182,16 +182,23 @@ impl Receiver {
             .collect()
     }
 
-    /// Waits until a 2xx-answered delivery for the job has NestingStatus 1 or 2; returns all
+    /// Waits until a 2xx-answered delivery for the job has NestingStatus 1 or 2 (in Status for
+    /// 2D bodies, at the top for 1D ones); returns all
     /// deliveries for the job.
     pub async fn wait_final(&self, request_id: &str, timeout: Duration) -> Vec<Delivered> {
         let end = Instant::now() + timeout;
         loop {
             let got = self.for_job(request_id);
-            if got.iter().any(|d| {
-                d.answered == 200
-                    && matches!(d.body["Status"]["NestingStatus"].as_i64(), Some(1 | 2))
-            }) {
+            // 2D bodies carry Status.NestingStatus, 1D ones NestingStatus
+            let status = |d: &Delivered| {
+                d.body["Status"]["NestingStatus"]
+                    .as_i64()
+                    .or(d.body["NestingStatus"].as_i64())
+            };
+            if got
+                .iter()
+                .any(|d| d.answered == 200 && matches!(status(d), Some(1 | 2)))
+            {
                 return got;
             }
             assert!(
