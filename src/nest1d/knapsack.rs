@@ -13,6 +13,23 @@ struct Chunk {
 
 /// The best value and its counts per item. Items with value <= 0 are never taken.
 pub fn bounded(values: &[f64], sizes: &[i64], bounds: &[u32], capacity: i64) -> (f64, Vec<u32>) {
+    bounded_many(values, sizes, bounds, capacity, 1)
+        .into_iter()
+        .next()
+        .unwrap_or((0.0, vec![0; values.len()]))
+}
+
+/// The best value and up to `k - 1` runners-up from the same table: the best pattern within
+/// each smaller capacity where the best value drops (distinct patterns, best first). Column
+/// generation adds them all: one table costs the same for one pattern or ten, and the extra
+/// columns save later tables.
+pub fn bounded_many(
+    values: &[f64],
+    sizes: &[i64],
+    bounds: &[u32],
+    capacity: i64,
+    k: usize,
+) -> Vec<(f64, Vec<u32>)> {
     let n = values.len();
     let cap = capacity.max(0) as usize;
     let mut chunks = Vec::new();
@@ -35,28 +52,50 @@ pub fn bounded(values: &[f64], sizes: &[i64], bounds: &[u32], capacity: i64) -> 
         }
     }
     let words = cap / 64 + 1;
+    // two rows, the previous chunk's and this one's: written this way (no branch, no
+    // dependence between cells) the compiler vectorizes the inner loops
     let mut best = vec![0.0f64; cap + 1];
+    let mut next = vec![0.0f64; cap + 1];
     let mut take = vec![0u64; words * chunks.len()];
     for (k, ch) in chunks.iter().enumerate() {
         let w = ch.size as usize;
+        let v = ch.value;
+        next[..w].copy_from_slice(&best[..w]);
+        for ((n, &keep), &from) in next[w..].iter_mut().zip(&best[w..]).zip(&best[..=cap - w]) {
+            *n = keep.max(from + v);
+        }
         let row = &mut take[k * words..(k + 1) * words];
-        for c in (w..=cap).rev() {
-            let with = best[c - w] + ch.value;
-            if with > best[c] + 1e-12 {
-                best[c] = with;
-                row[c / 64] |= 1 << (c % 64);
+        for (word, (n, b)) in row.iter_mut().zip(next.chunks(64).zip(best.chunks(64))) {
+            let mut bits = 0u64;
+            for (bit, (&n, &b)) in n.iter().zip(b).enumerate() {
+                bits |= ((n > b + 1e-12) as u64) << bit;
+            }
+            *word = bits;
+        }
+        std::mem::swap(&mut best, &mut next);
+    }
+    let read_back = |mut c: usize| {
+        let mut counts = vec![0u32; n];
+        for (k, ch) in chunks.iter().enumerate().rev() {
+            if take[k * words + c / 64] >> (c % 64) & 1 == 1 {
+                counts[ch.item] += ch.count;
+                c -= ch.size as usize;
+            }
+        }
+        counts
+    };
+    let mut out: Vec<(f64, Vec<u32>)> = vec![(best[cap], read_back(cap))];
+    let mut c = cap;
+    while out.len() < k && c > 0 {
+        c -= 1;
+        if best[c] < best[c + 1] - 1e-12 {
+            let counts = read_back(c);
+            if !out.iter().any(|(_, o)| *o == counts) {
+                out.push((best[c], counts));
             }
         }
     }
-    let mut counts = vec![0u32; n];
-    let mut c = cap;
-    for (k, ch) in chunks.iter().enumerate().rev() {
-        if take[k * words + c / 64] >> (c % 64) & 1 == 1 {
-            counts[ch.item] += ch.count;
-            c -= ch.size as usize;
-        }
-    }
-    (best[cap], counts)
+    out
 }
 
 /// Bits the table of `bounded` would take.
@@ -188,15 +227,33 @@ pub fn bounded_search(
     (s.best, s.best_counts, finished)
 }
 
-/// The exact pricing: branch and bound first, the table when the search grows too big.
+/// Nodes the exact pricing's branch and bound may take before the table is built instead.
+const EXACT_SEARCH_NODES: u64 = 5_000;
+
+/// The exact pricing: branch and bound first, the table when the search grows too big (then
+/// with up to `k - 1` runners-up, see `bounded_many`).
+pub fn best_patterns(
+    values: &[f64],
+    sizes: &[i64],
+    bounds: &[u32],
+    capacity: i64,
+    k: usize,
+) -> Vec<(f64, Vec<u32>)> {
+    match bounded_search(values, sizes, bounds, capacity, EXACT_SEARCH_NODES) {
+        (v, c, true) => vec![(v, c)],
+        _ => bounded_many(values, sizes, bounds, capacity, k),
+    }
+}
+
+/// The exact pricing's best pattern alone.
 pub fn best_pattern(
     values: &[f64],
     sizes: &[i64],
     bounds: &[u32],
     capacity: i64,
 ) -> (f64, Vec<u32>) {
-    match bounded_search(values, sizes, bounds, capacity, 50_000) {
-        (v, c, true) => (v, c),
-        _ => bounded(values, sizes, bounds, capacity),
-    }
+    best_patterns(values, sizes, bounds, capacity, 1)
+        .into_iter()
+        .next()
+        .expect("the best pattern comes first")
 }

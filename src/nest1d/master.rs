@@ -46,7 +46,7 @@ const RETIRED_COST: f64 = 1000.0;
 /// Tolerance of the dual ratio test (see `restore_feasibility`).
 const HARRIS: f64 = 1e-9;
 /// The largest perturbation of a demand (see `Master::new`).
-const PERTURBATION: f64 = 1e-8;
+const PERTURBATION: f64 = 1e-6;
 /// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
 const REFACTOR_EVERY: usize = 128;
 
@@ -65,7 +65,7 @@ impl Master {
             demand: demand
                 .iter()
                 .enumerate()
-                .map(|(i, &d)| d as f64 + PERTURBATION * (1.0 + i as f64) / m as f64)
+                .map(|(i, &d)| d as f64 + PERTURBATION * perturbation(i))
                 .collect(),
             basis: (0..m).map(Var::Col).collect(),
             binv: vec![0.0; m * m],
@@ -176,6 +176,17 @@ impl Master {
         y
     }
 
+    /// The value of the current duals at the demand without its perturbation: once no
+    /// column prices out, a lower bound on the LP of the true demand (the duals are feasible),
+    /// whatever the size of the perturbation.
+    pub fn dual_bound(&self) -> f64 {
+        self.y
+            .iter()
+            .zip(&self.demand)
+            .map(|(&y, &d)| y.max(0.0) * d.floor())
+            .sum()
+    }
+
     /// The LP's value at the patterns' own costs (a retired column left in the basis at a
     /// rounding-sized value must not inflate the bound by its penalty).
     pub fn objective(&self) -> f64 {
@@ -257,6 +268,13 @@ impl Master {
             }
             None => false,
         }
+    }
+
+    /// Adds a column (out of the basis).
+    pub fn add(&mut self, col: Column) {
+        self.sparse.push(sparse_of(&col));
+        self.cols.push(col);
+        self.retired.push(false);
     }
 
     /// Adds a column and brings it into the basis.
@@ -460,6 +478,16 @@ impl Master {
         }
         50 * m
     }
+}
+
+/// A distinct factor in (0.5, 1] for each row (a fixed hash of the row: no two rows alike, the
+/// same on every run).
+fn perturbation(row: usize) -> f64 {
+    let mut h = (row as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 32;
+    0.5 + 0.5 * ((h >> 11) as f64 / (1u64 << 53) as f64)
 }
 
 fn sparse_of(c: &Column) -> Vec<(usize, f64)> {

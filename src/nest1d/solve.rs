@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 const EPS: f64 = 1e-9;
 /// Nodes of the quick pricing search (see `column_generation`).
 const QUICK_NODES: u64 = 2_000;
+/// Patterns besides the best one that an exact pricing by table adds (see
+/// `knapsack::bounded_many`).
+const RUNNERS_UP: usize = 9;
 /// Weight of the past in the smoothed duals of the quick pricing.
 const SMOOTHING: f64 = 0.5;
 
@@ -166,7 +169,7 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
         let (optimal, farley) = column_generation(inst, &mut master, &inst.demand, deadline);
         lb = lb.max(round_up(farley));
         if optimal {
-            lb = lb.max(round_up(master.objective()));
+            lb = lb.max(round_up(master.dual_bound()));
         }
         tracing::debug!(
             optimal,
@@ -318,7 +321,7 @@ fn column_generation(
 ) -> (bool, f64) {
     let mut farley = 0.0f64;
     let unit = inst.stock.len() == 1;
-    let (mut steps, mut pricings) = (0u64, 0u64);
+    let (mut steps, mut pricings, mut exact) = (0u64, 0u64, 0u64);
     let (mut t_master, mut t_price) = (0.0f64, 0.0f64);
     let mut smooth: Option<Vec<f64>> = None;
     loop {
@@ -326,6 +329,7 @@ fn column_generation(
             tracing::debug!(
                 steps,
                 pricings,
+                exact,
                 t_master,
                 t_price,
                 "column generation stopped by the deadline"
@@ -376,19 +380,32 @@ fn column_generation(
             master.add_and_enter(col);
             continue;
         }
+        exact += 1;
         for t in 0..inst.stock.len() {
-            let (value, counts) = knapsack::best_pattern(&y, &inst.size, demand, inst.capacity[t]);
+            let mut patterns =
+                knapsack::best_patterns(&y, &inst.size, demand, inst.capacity[t], RUNNERS_UP + 1)
+                    .into_iter();
+            let (value, counts) = patterns.next().expect("the best pattern comes first");
             if unit && value > EPS {
                 // every pattern is worth at most `value` in duals: the LP needs at least
                 // objective / (value / cost) bars' worth
-                farley = farley.max(master.objective() * inst.cost[t] / value.max(inst.cost[t]));
+                farley = farley.max(master.dual_bound() * inst.cost[t] / value.max(inst.cost[t]));
             }
             keep_best(&mut entering, inst, t, value, counts);
+            for (value, counts) in patterns {
+                if inst.cost[t] - value < -1e-9 {
+                    master.add(Column {
+                        stock: t,
+                        counts,
+                        cost: inst.cost[t],
+                    });
+                }
+            }
         }
         t_price += t1.elapsed().as_secs_f64();
         match entering {
             Some((_, col)) => master.add_and_enter(col),
-            None => return (true, master.objective().max(farley)),
+            None => return (true, master.dual_bound().max(farley)),
         }
     }
 }
@@ -466,7 +483,7 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
     for (j, x) in sol {
         take(
             &master.cols[j],
-            (x + 1e-6).floor() as u32,
+            (x + 1e-4).floor() as u32,
             &mut residual,
             &mut bars,
             inst,
@@ -541,9 +558,9 @@ impl Dive<'_> {
             return false;
         }
         let rest = if self.inst.integral_costs {
-            (master.objective() - 1e-6).ceil()
+            (master.dual_bound() - 1e-6).ceil()
         } else {
-            master.objective()
+            master.dual_bound()
         };
         value_of(self.inst, bars) + rest >= self.incumbent - EPS
     }
@@ -565,7 +582,7 @@ impl Dive<'_> {
             }
             let before: u32 = residual.iter().sum();
             for (j, x) in master.solution() {
-                let whole = (x + 1e-6).floor() as u32;
+                let whole = (x + 1e-4).floor() as u32;
                 if whole > 0 {
                     take(
                         &master.cols[j].clone(),
