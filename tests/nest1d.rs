@@ -256,3 +256,77 @@ fn limited_stock_is_bounded_by_the_problem_without_limits() {
     // among equally cheap bars the shorter one carries a light load
     assert!(plan.patterns.iter().any(|q| q.stock == 1), "{plan:?}");
 }
+
+/// Solves the master LP over its columns (no pricing).
+fn solve_lp(m: &mut master::Master) {
+    for _ in 0..10_000 {
+        if !m.improve(&m.duals()) {
+            return;
+        }
+    }
+    panic!("the simplex did not end");
+}
+
+#[test]
+fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
+    use master::{Column, Master};
+    // pieces of 40, 30, 20 and 15 on bars of 100: a few patterns besides the homogeneous ones
+    let counts = [
+        [2, 0, 1, 0],
+        [1, 2, 0, 0],
+        [0, 1, 2, 1],
+        [1, 1, 1, 0],
+        [0, 0, 2, 4],
+        [1, 0, 0, 4],
+        [0, 2, 0, 2],
+    ];
+    let homogeneous = |demand: &[u32]| -> Vec<Column> {
+        [2u32, 3, 5, 6]
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| {
+                let mut c = vec![0; 4];
+                c[i] = k.min(demand[i].max(1));
+                Column {
+                    stock: 0,
+                    counts: c,
+                    cost: 1.0,
+                }
+            })
+            .collect()
+    };
+    let extra: Vec<Column> = counts
+        .iter()
+        .map(|c| Column {
+            stock: 0,
+            counts: c.to_vec(),
+            cost: 1.0,
+        })
+        .collect();
+    let demand = [9u32, 8, 11, 13];
+    let mut lp = Master::new(&demand, homogeneous(&demand), extra.clone());
+    solve_lp(&mut lp);
+    // take one bar of each column the LP uses, one after the other, and compare each time
+    let mut left = demand.to_vec();
+    for _ in 0..4 {
+        let Some(&(j, _)) = lp.solution().first() else {
+            break;
+        };
+        let col = lp.cols[j].clone();
+        for (l, c) in left.iter_mut().zip(&col.counts) {
+            *l = l.saturating_sub(*c);
+        }
+        lp.fix(j, 1);
+        solve_lp(&mut lp);
+        let mut fresh = Master::new(&left, homogeneous(&demand), lp.cols[4..].to_vec());
+        solve_lp(&mut fresh);
+        assert!(
+            (lp.dual_bound() - fresh.dual_bound()).abs() < 1e-6,
+            "after taking {:?}: in place {} afresh {}",
+            col.counts,
+            lp.dual_bound(),
+            fresh.dual_bound()
+        );
+        assert!((lp.objective() - fresh.objective()).abs() < 1e-4);
+    }
+}
