@@ -37,7 +37,7 @@ pub struct SubmissionQuery {
 const PARALLELISM_RETRY_AFTER_S: u64 = 5;
 
 /// The 429 of a key whose queued and running nests reached its limit.
-pub(super) fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiError {
+fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiError {
     ApiError {
         retry_after_s: Some(PARALLELISM_RETRY_AFTER_S),
         ..ApiError::new(
@@ -47,6 +47,23 @@ pub(super) fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64
                 key.parallelism, state.max_queued_per_key
             ),
         )
+    }
+}
+
+/// Queues `job` if its key is under its limit of queued and running nests (one transaction),
+/// else the 429 that says so.
+pub(super) async fn admit(
+    state: &AppState,
+    key: &crate::store::ApiKey,
+    job: &NewJob<'_>,
+) -> Result<(), ApiError> {
+    match state
+        .store
+        .enqueue_admitted(job, state.admission_limit(key), now_ms())
+        .await?
+    {
+        Admission::Accepted => Ok(()),
+        Admission::AtLimit { active } => Err(at_limit(state, key, active)),
     }
 }
 
@@ -151,17 +168,7 @@ async fn submit(
         webhook_uri: webhook.as_deref(),
         held: !submission.start_now,
     };
-    match state
-        .store
-        .enqueue_admitted(&job, state.admission_limit(&key), now_ms())
-        .await
-        .map_err(|e| shape(e.into()))?
-    {
-        Admission::Accepted => {}
-        Admission::AtLimit { active } => {
-            return Err(shape(at_limit(&state, &key, active)));
-        }
-    }
+    admit(&state, &key, &job).await.map_err(shape)?;
     if submission.start_now {
         state.wake.jobs.notify_one();
     }

@@ -3,10 +3,10 @@
 
 use super::auth::{Caller, Submitter};
 use super::error::{ApiError, Shape};
-use super::nesting::{at_limit, body_of, required_id};
+use super::nesting::{admit, body_of, required_id};
 use super::AppState;
 use crate::jobs::KIND_1D;
-use crate::store::{now_ms, Admission, JobState, NewJob};
+use crate::store::{JobState, NewJob};
 use crate::wire::{self, cut1d};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -55,15 +55,7 @@ pub async fn submit_1d(
         webhook_uri: Some(&webhook),
         held: false,
     };
-    match state
-        .store
-        .enqueue_admitted(&job, state.admission_limit(&key), now_ms())
-        .await
-        .map_err(|e| shape(e.into()))?
-    {
-        Admission::Accepted => {}
-        Admission::AtLimit { active } => return Err(shape(at_limit(&state, &key, active))),
-    }
+    admit(&state, &key, &job).await.map_err(shape)?;
     state.wake.jobs.notify_one();
     tracing::info!(job = %id, key = %key.id, "1D accepted");
     Ok(Json(cut1d::ApiNesting1DResult {
