@@ -330,3 +330,26 @@ fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
         assert!((lp.objective() - fresh.objective()).abs() < 1e-4);
     }
 }
+
+#[test]
+fn among_equally_good_stock_the_higher_priority_is_cut() {
+    // two stock lengths of the same length and cost per mm: every plan is as good on either;
+    // the one with the higher priority is used, whichever comes first in the request
+    for (first, second) in [(0, 5), (5, 0)] {
+        let mut a = stock(1000.0, None, 0.0);
+        a.id = "A".into();
+        a.priority = first;
+        let mut b = stock(1000.0, None, 0.0);
+        b.id = "B".into();
+        b.priority = second;
+        let p = problem(vec![a, b], vec![piece(300.0, 7)], 0.0, 0.0);
+        let plan = solve(&p);
+        check(&p, &plan);
+        let wanted = if first > second { 0 } else { 1 };
+        assert!(
+            plan.patterns.iter().all(|q| q.stock == wanted),
+            "priorities {first}/{second}: {:?}",
+            plan.patterns
+        );
+    }
+}

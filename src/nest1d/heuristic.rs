@@ -13,13 +13,14 @@ pub struct Bar {
 }
 
 /// The order in which stock types are tried for a new bar: by cost per unit of capacity, then
-/// the longer first.
+/// the higher priority, then the longer first.
 fn opening_order(inst: &Instance) -> Vec<usize> {
     let mut types: Vec<usize> = (0..inst.stock.len()).collect();
     types.sort_by(|&a, &b| {
         let ra = inst.cost[a] / inst.capacity[a] as f64;
         let rb = inst.cost[b] / inst.capacity[b] as f64;
         ra.total_cmp(&rb)
+            .then(inst.priority[b].cmp(&inst.priority[a]))
             .then(inst.capacity[b].cmp(&inst.capacity[a]))
     });
     types

@@ -11,12 +11,15 @@ pub struct Instance {
     pub piece: Vec<usize>,
     pub size: Vec<i64>,
     pub demand: Vec<u32>,
-    /// Stock types (index into `Problem::stock`) with room for at least one piece.
+    /// Stock types (index into `Problem::stock`) with room for at least one piece, the higher
+    /// priority first.
     pub stock: Vec<usize>,
     pub capacity: Vec<i64>,
     /// Objective cost of one bar of each stock type.
     pub cost: Vec<f64>,
     pub limit: Vec<Option<u32>>,
+    /// Stock priority: among equally good choices, the higher is opened first.
+    pub priority: Vec<i32>,
     /// True when every cost is a whole number (bounds may then be rounded up).
     pub integral_costs: bool,
     /// True when the sizes are the lengths exactly (no rounding was needed).
@@ -91,9 +94,12 @@ impl Instance {
         let (fits, too_long): (Vec<usize>, Vec<usize>) =
             order.into_iter().partition(|&i| raw_size[i] <= biggest);
         let smallest = fits.iter().map(|&i| raw_size[i]).min().unwrap_or(i64::MAX);
-        let stock: Vec<usize> = (0..p.stock.len())
+        // the higher priority first: every tie between stock types (in the first answers, in
+        // pricing) then goes its way
+        let mut stock: Vec<usize> = (0..p.stock.len())
             .filter(|&k| raw_cap[k] >= smallest && p.stock[k].quantity != Some(0))
             .collect();
+        stock.sort_by_key(|&k| std::cmp::Reverse(p.stock[k].priority));
         let cost: Vec<f64> = stock.iter().map(|&k| cost_of(k)).collect();
         Instance {
             size: fits.iter().map(|&i| raw_size[i]).collect(),
@@ -101,6 +107,7 @@ impl Instance {
             piece: fits,
             capacity: stock.iter().map(|&k| raw_cap[k]).collect(),
             limit: stock.iter().map(|&k| p.stock[k].quantity).collect(),
+            priority: stock.iter().map(|&k| p.stock[k].priority).collect(),
             integral_costs: cost.iter().all(|c| c.fract() == 0.0),
             cost,
             stock,

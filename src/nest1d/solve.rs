@@ -78,6 +78,7 @@ pub fn solve(p: &Problem) -> Plan {
         stock: unlimited.iter().map(|&t| inst.stock[t]).collect(),
         capacity: unlimited.iter().map(|&t| inst.capacity[t]).collect(),
         cost: unlimited.iter().map(|&t| inst.cost[t]).collect(),
+        priority: unlimited.iter().map(|&t| inst.priority[t]).collect(),
         limit: vec![None; unlimited.len()],
         ..inst.clone()
     };
