@@ -18,6 +18,8 @@ const QUICK_NODES: u64 = 2_000;
 /// Patterns besides the best one that an exact pricing by table adds (see
 /// `knapsack::bounded_many`).
 const RUNNERS_UP: usize = 9;
+/// Weight of the best bound's duals in the exact pricing's smoothed point.
+const WENTGES: f64 = 0.8;
 /// Weight of the past in the smoothed duals of the quick pricing.
 const SMOOTHING: f64 = 0.5;
 
@@ -167,11 +169,8 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
         // the LP bound by column generation
         let pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
         let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
-        let (optimal, farley) = column_generation(inst, &mut master, &inst.demand, deadline);
-        lb = lb.max(round_up(farley));
-        if optimal {
-            lb = lb.max(round_up(master.dual_bound()));
-        }
+        let (optimal, bound) = column_generation(inst, &mut master, &inst.demand, deadline);
+        lb = lb.max(round_up(bound));
         tracing::debug!(
             optimal,
             lp = master.objective(),
@@ -312,8 +311,10 @@ fn homogeneous(inst: &Instance, demand: &[u32]) -> Vec<Column> {
         .collect()
 }
 
-/// Column generation to LP optimality (or the deadline). Returns whether the LP is optimal and
-/// Farley's lower bound on the LP value (classic cutting stock only; 0 otherwise).
+/// Column generation to LP optimality (or the deadline). Returns whether it is done (the LP
+/// is optimal, or, with one stock type and whole costs, its value rounded up is known: the
+/// best bound and the master's value round up alike) and a lower bound on the LP (the duals'
+/// at optimality, else Farley's; 0 before any).
 fn column_generation(
     inst: &Instance,
     master: &mut Master,
@@ -325,6 +326,8 @@ fn column_generation(
     let (mut steps, mut pricings, mut exact) = (0u64, 0u64, 0u64);
     let (mut t_master, mut t_price) = (0.0f64, 0.0f64);
     let mut smooth: Option<Vec<f64>> = None;
+    // the duals of the best bound so far, and that bound
+    let mut centre: Option<(Vec<f64>, f64)> = None;
     loop {
         if Instant::now() >= deadline {
             tracing::debug!(
@@ -382,6 +385,54 @@ fn column_generation(
             continue;
         }
         exact += 1;
+        // a bound that rounds up to the master's value rounded up: more columns cannot move
+        // the integer bound, so stop here (the master's value is that of a plan of the LP, an
+        // upper bound on it)
+        if unit
+            && inst.integral_costs
+            && (farley - 1e-6).ceil() >= (master.objective() - 1e-6).ceil()
+        {
+            return (true, farley);
+        }
+        // one stock type: price first at a point between the duals of the best bound so far
+        // and the current ones (Wentges's smoothing: the current duals swing, and columns
+        // priced at the smoothed point lead the LP to its end in fewer steps); a column is
+        // taken only if it prices out at the current duals, else the exact pricing at them
+        // follows (it proves that the LP is optimal)
+        if let (true, Some((duals, _))) = (unit, centre.clone()) {
+            let pi: Vec<f64> = duals
+                .iter()
+                .zip(&y)
+                .map(|(c, v)| WENTGES * c + (1.0 - WENTGES) * v)
+                .collect();
+            let patterns =
+                knapsack::best_patterns(&pi, &inst.size, demand, inst.capacity[0], RUNNERS_UP + 1);
+            let cost = inst.cost[0];
+            let bound = dual_value(&pi, demand) * cost / patterns[0].0.max(cost);
+            farley = farley.max(bound);
+            if centre
+                .as_ref()
+                .is_none_or(|(_, b): &(Vec<f64>, f64)| bound > *b)
+            {
+                centre = Some((pi, bound));
+            }
+            let mut columns = patterns.into_iter().filter_map(|(_, counts)| {
+                let value: f64 = counts.iter().zip(&y).map(|(&a, &yi)| a as f64 * yi).sum();
+                (cost - value < -1e-9).then_some(Column {
+                    stock: 0,
+                    counts,
+                    cost,
+                })
+            });
+            if let Some(first) = columns.next() {
+                for col in columns {
+                    master.add(col);
+                }
+                t_price += t1.elapsed().as_secs_f64();
+                master.add_and_enter(first);
+                continue;
+            }
+        }
         for t in 0..inst.stock.len() {
             let mut patterns =
                 knapsack::best_patterns(&y, &inst.size, demand, inst.capacity[t], RUNNERS_UP + 1)
@@ -390,7 +441,14 @@ fn column_generation(
             if unit && value > EPS {
                 // every pattern is worth at most `value` in duals: the LP needs at least
                 // objective / (value / cost) bars' worth
-                farley = farley.max(master.dual_bound() * inst.cost[t] / value.max(inst.cost[t]));
+                let bound = master.dual_bound() * inst.cost[t] / value.max(inst.cost[t]);
+                farley = farley.max(bound);
+                if centre
+                    .as_ref()
+                    .is_none_or(|(_, b): &(Vec<f64>, f64)| bound > *b)
+                {
+                    centre = Some((y.clone(), bound));
+                }
             }
             keep_best(&mut entering, inst, t, value, counts);
             for (value, counts) in patterns {
@@ -409,6 +467,14 @@ fn column_generation(
             None => return (true, master.dual_bound().max(farley)),
         }
     }
+}
+
+/// The duals' worth of the demand (negative duals count as 0: pricing ignores them too).
+fn dual_value(y: &[f64], demand: &[u32]) -> f64 {
+    y.iter()
+        .zip(demand)
+        .map(|(&v, &d)| v.max(0.0) * d as f64)
+        .sum()
 }
 
 /// Keeps the pattern `counts` on stock type `t`, worth `value` in duals, if it prices out and
@@ -554,14 +620,16 @@ impl Dive<'_> {
 
     /// True when the LP of `master` (over the pieces left) shows that the bars taken cannot
     /// lead to a plan better than the incumbent.
-    fn hopeless(&self, master: &Master, optimal: bool, bars: &[Bar]) -> bool {
-        if !optimal {
+    /// True when `bound` (on the LP of the pieces left, from a column generation that ended)
+    /// shows that the bars taken cannot lead to a plan better than the incumbent.
+    fn hopeless(&self, done: bool, bound: f64, bars: &[Bar]) -> bool {
+        if !done {
             return false;
         }
         let rest = if self.inst.integral_costs {
-            (master.dual_bound() - 1e-6).ceil()
+            (bound - 1e-6).ceil()
         } else {
-            master.dual_bound()
+            bound
         };
         value_of(self.inst, bars) + rest >= self.incumbent - EPS
     }
@@ -600,15 +668,15 @@ impl Dive<'_> {
             }
             master.trim_to(&residual);
             if residual.iter().any(|&r| r > 0) {
-                let (optimal, _) = column_generation(inst, &mut master, &residual, self.deadline);
+                let (done, bound) = column_generation(inst, &mut master, &residual, self.deadline);
                 tracing::trace!(
-                    optimal,
+                    done,
                     lp = master.objective(),
                     bars = bars.len(),
                     left = residual.iter().sum::<u32>(),
                     "dive wholes"
                 );
-                if self.hopeless(&master, optimal, &bars) {
+                if self.hopeless(done, bound, &bars) {
                     return None;
                 }
             }
@@ -647,7 +715,7 @@ impl Dive<'_> {
             m.trim_to(&r);
             if r.iter().any(|&x| x > 0) {
                 let t0 = Instant::now();
-                let (optimal, _) = column_generation(inst, &mut m, &r, self.deadline);
+                let (done, bound) = column_generation(inst, &mut m, &r, self.deadline);
                 tracing::trace!(
                     left = r.iter().sum::<u32>(),
                     cg = t0.elapsed().as_secs_f64(),
@@ -656,7 +724,7 @@ impl Dive<'_> {
                     k,
                     "dive step"
                 );
-                if self.hopeless(&m, optimal, &b) {
+                if self.hopeless(done, bound, &b) {
                     if self.backtracks_left == 0 {
                         return None;
                     }
