@@ -316,7 +316,7 @@ fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
         for (l, c) in left.iter_mut().zip(&col.counts) {
             *l = l.saturating_sub(*c);
         }
-        lp.fix(j, 1);
+        lp.fix(&[(j, 1)]);
         solve_lp(&mut lp);
         let mut fresh = Master::new(&left, homogeneous(&demand), lp.cols[4..].to_vec());
         solve_lp(&mut fresh);

@@ -359,22 +359,23 @@ impl Master {
         }
     }
 
-    /// Lowers the demand by `copies` bars of column `j` (rows never below zero) and restores
-    /// an optimal basis of the lower demand by dual simplex steps: the duals stay feasible when
-    /// only the demand changes, so this takes a few pivots where solving afresh takes many.
-    pub fn fix(&mut self, j: usize, copies: u32) {
+    /// Lowers the demand by the bars taken, (column, copies) each (rows never below zero), and
+    /// restores an optimal basis of the lower demand by dual simplex steps: the duals stay
+    /// feasible when only the demand changes, so this takes a few pivots where solving afresh
+    /// takes many.
+    pub fn fix(&mut self, taken: &[(usize, u32)]) {
         let m = self.m;
-        for &(r, a) in &self.sparse[j] {
-            let whole = self.demand[r].floor();
-            let perturbation = self.demand[r] - whole;
-            self.demand[r] = (whole - copies as f64 * a).max(0.0) + perturbation;
+        for &(j, copies) in taken {
+            for &(r, a) in &self.sparse[j] {
+                let whole = self.demand[r].floor();
+                let perturbation = self.demand[r] - whole;
+                self.demand[r] = (whole - copies as f64 * a).max(0.0) + perturbation;
+            }
         }
         for k in 0..m {
             self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
         }
-        let t0 = std::time::Instant::now();
-        let pivots = self.restore_feasibility();
-        tracing::trace!(pivots, seconds = t0.elapsed().as_secs_f64(), "fix");
+        self.restore_feasibility();
     }
 
     /// Retires every column that gives more of some piece than `residual` asks for, and adds
@@ -384,41 +385,57 @@ impl Master {
     /// it fail. A retired column never enters again, and one still in the basis costs
     /// `RETIRED_COST` times more, so the next simplex steps take it out.
     pub fn trim_to(&mut self, residual: &[u32]) {
-        let mut kept: std::collections::HashSet<(usize, Vec<u32>)> = self
-            .cols
-            .iter()
-            .zip(&self.retired)
-            .filter(|(_, &r)| !r)
-            .map(|(c, _)| (c.stock, c.counts.clone()))
+        let over = |j: usize| self.sparse[j].iter().any(|&(r, a)| a > residual[r] as f64);
+        let retiring: Vec<usize> = (0..self.cols.len())
+            .filter(|&j| !self.retired[j] && over(j))
             .collect();
-        let mut trimmed = Vec::new();
-        for j in 0..self.cols.len() {
-            if self.retired[j] || self.sparse[j].iter().all(|&(r, a)| a <= residual[r] as f64) {
-                continue;
-            }
+        if retiring.is_empty() {
+            return;
+        }
+        for &j in &retiring {
             self.retired[j] = true;
+        }
+        // the columns kept, by a hash of their pattern (compared in full on a match): the
+        // trimmed copies must not repeat them
+        let key = |stock: usize, counts: &[u32]| {
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &a)| a > 0)
+                .fold(stock as u64 ^ 0x9E37_79B9_7F4A_7C15, |h, (r, &a)| {
+                    (h ^ ((r as u64) << 32 | a as u64)).wrapping_mul(0x100_0000_01B3)
+                })
+        };
+        let mut kept: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+        for j in (0..self.cols.len()).filter(|&j| !self.retired[j]) {
+            let c = &self.cols[j];
+            kept.entry(key(c.stock, &c.counts)).or_default().push(j);
+        }
+        for j in retiring {
             let col = &self.cols[j];
-            kept.remove(&(col.stock, col.counts.clone()));
             let counts: Vec<u32> = col
                 .counts
                 .iter()
                 .zip(residual)
                 .map(|(&a, &r)| a.min(r))
                 .collect();
-            if counts.iter().any(|&a| a > 0) && kept.insert((col.stock, counts.clone())) {
-                trimmed.push(Column {
-                    stock: col.stock,
-                    counts,
-                    cost: col.cost,
-                });
+            if counts.iter().all(|&a| a == 0) {
+                continue;
             }
-        }
-        if trimmed.is_empty() && !self.retired.iter().any(|&r| r) {
-            return;
-        }
-        for col in trimmed {
-            self.sparse.push(sparse_of(&col));
-            self.cols.push(col);
+            let k = key(col.stock, &counts);
+            let same =
+                |i: &usize| self.cols[*i].stock == col.stock && self.cols[*i].counts == counts;
+            if kept.get(&k).is_some_and(|list| list.iter().any(same)) {
+                continue;
+            }
+            let trimmed = Column {
+                stock: col.stock,
+                counts,
+                cost: col.cost,
+            };
+            kept.entry(k).or_default().push(self.cols.len());
+            self.sparse.push(sparse_of(&trimmed));
+            self.cols.push(trimmed);
             self.retired.push(false);
         }
         self.y = self.compute_duals();
@@ -426,14 +443,14 @@ impl Master {
 
     /// Dual simplex: while a basic variable is negative, it leaves, and the variable that
     /// keeps every reduced cost non-negative enters.
-    fn restore_feasibility(&mut self) -> usize {
+    fn restore_feasibility(&mut self) {
         let m = self.m;
-        for step in 0..50 * m {
+        for _ in 0..50 * m {
             let Some(r) = (0..m)
                 .filter(|&k| self.xb[k] < -1e-9)
                 .min_by(|&a, &b| self.xb[a].total_cmp(&self.xb[b]))
             else {
-                return step;
+                return;
             };
             let row = &self.binv[r * m..(r + 1) * m];
             let mut basic = vec![false; self.cols.len()];
@@ -471,12 +488,11 @@ impl Master {
                 .max_by(|a, b| (-a.1).total_cmp(&-b.1))
                 .map(|&(v, alpha, _)| (alpha, v));
             let Some((_, v)) = best else {
-                return step; // infeasible: cannot happen, every row has a column that covers it
+                return; // infeasible: cannot happen, every row has a column that covers it
             };
             let u = self.column_in_basis(v);
             self.pivot(v, &u, r);
         }
-        50 * m
     }
 }
 

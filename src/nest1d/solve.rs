@@ -650,19 +650,15 @@ impl Dive<'_> {
                 return greedy_rest(inst, &residual, &mut bars).then_some(bars);
             }
             let before: u32 = residual.iter().sum();
+            let mut taken = Vec::new();
             for (j, x) in master.solution() {
                 let whole = (x + 1e-4).floor() as u32;
                 if whole > 0 {
-                    take(
-                        &master.cols[j].clone(),
-                        whole,
-                        &mut residual,
-                        &mut bars,
-                        inst,
-                    );
-                    master.fix(j, whole);
+                    take(&master.cols[j], whole, &mut residual, &mut bars, inst);
+                    taken.push((j, whole));
                 }
             }
+            master.fix(&taken);
             if residual.iter().sum::<u32>() == before {
                 break;
             }
@@ -708,7 +704,7 @@ impl Dive<'_> {
             };
             let before: u32 = r.iter().sum();
             take(&m.cols[j].clone(), 1, &mut r, &mut b, inst);
-            m.fix(j, 1);
+            m.fix(&[(j, 1)]);
             if r.iter().sum::<u32>() == before {
                 continue;
             }
