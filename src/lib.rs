@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod cancel;
 pub mod cli;
 pub mod export;
 pub mod geometry;

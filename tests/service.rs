@@ -379,6 +379,10 @@ async fn a_key_runs_its_parallelism_at_once_queues_a_few_more_and_is_refused_pas
         3.0,
         false,
     );
+    // a job held for a delayed start, to be started when the key is at its limit
+    let mut held_req = req.clone();
+    held_req["AutomaticallyStartNesting"] = json!(false);
+    let held = api.submit("/v1/nesting", &held_req).await;
     let first = api.submit("/v1/nesting", &req).await;
     api.wait_status(&first, "Running", Duration::from_secs(30))
         .await;
@@ -395,6 +399,12 @@ async fn a_key_runs_its_parallelism_at_once_queues_a_few_more_and_is_refused_pas
         "{why}"
     );
     assert!(third.headers.get("retry-after").is_some());
+    let start = api
+        .post_json("/v1/nesting/delayedstart", &json!({"RequestId": held}))
+        .await;
+    assert_eq!(start.status, 429, "{}", start.text);
+    assert_eq!(start.body["Success"], false);
+    assert!(start.headers.get("retry-after").is_some());
     // another key has its own allowance, and runs beside it
     let admin = server.client(server.first_key.as_deref().unwrap());
     let other = admin.submit("/v1/nesting", &req).await;

@@ -228,3 +228,49 @@ async fn bad_1d_requests_name_the_field_in_response_status() {
     let ready = api.send(api.get("/readyz")).await;
     assert_eq!(ready.status, 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_a_running_1d_plan_and_it_finishes_after_restart() {
+    // Hard28 BPP14: its optimum is one bar above the LP bound, which the solver cannot prove,
+    // so it runs to its time limit
+    let text = std::fs::read_to_string(data("cut1d/Hard28_BPP14.txt")).unwrap();
+    let nums: Vec<f64> = text
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let parts: Vec<Value> = nums[2..]
+        .chunks(2)
+        .map(|c| json!({"Length": c[0], "Quantity": c[1]}))
+        .collect();
+    let dir = temp_dir("cut1d-term");
+    let receiver = Receiver::start(&dir).await;
+    let mut server = Server::start(&dir, Some(&receiver), &[]);
+    let key = server.first_key.clone().unwrap();
+    let mut req = request(
+        &format!("{}/term1d", receiver.url),
+        json!([{"Length": nums[1]}]),
+        json!(parts),
+    );
+    req["Request"]["Kerf"] = json!(0);
+    req["Request"]["StartTrim"] = json!(0);
+    req["Request"]["EndTrim"] = json!(0);
+    req["Request"]["MaxRunTimeSeconds"] = json!(20);
+    let id = server.client(&key).submit("/v1/nesting/1D", &req).await;
+    server
+        .client(&key)
+        .wait_status(&id, "Running", Duration::from_secs(30))
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let took = server.terminate();
+    assert!(
+        took < Duration::from_secs(10),
+        "a 20 s plan does not hold shutdown up ({took:?})"
+    );
+    assert!(receiver.for_job(&id).is_empty());
+    // handed back, not failed: the next start plans it to the end
+    server.restart();
+    let got = receiver.wait_final(&id, FINAL_WAIT).await;
+    let last = got.last().unwrap();
+    assert_eq!(last.body["NestingStatus"], 1);
+    assert_eq!(last.body["Result"]["Result"]["BarsUsed"], 62);
+}

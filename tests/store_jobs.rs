@@ -4,6 +4,11 @@
 use kerf::store::*;
 use std::path::PathBuf;
 
+/// The Error delivery body `take_back` writes for a job it fails.
+fn error_body(id: &str, _kind: &str, error: &str) -> String {
+    format!("{{\"RequestId\":\"{id}\",\"Error\":\"{error}\"}}")
+}
+
 fn temp_db(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kerf-store-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -86,7 +91,13 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let first = store.claim("a", 1_000, 0).await.unwrap().unwrap();
     // the lease runs out without heartbeats; the rescuer hands the job back to the queue
-    assert_eq!(store.rescue_expired(3, 5_000).await.unwrap(), (1, 0));
+    assert_eq!(
+        store
+            .take_back(Lost::Expired, 3, 5_000, error_body)
+            .await
+            .unwrap(),
+        (1, 0)
+    );
     let second = store.claim("b", 1_000, 5_000).await.unwrap().unwrap();
     assert_eq!(second.attempt, first.attempt + 1);
     // the first worker comes back: neither its heartbeat nor its result is accepted
@@ -142,12 +153,21 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
     let c = store.claim("a", 1_000, 0).await.unwrap().unwrap();
     assert!(store.heartbeat("j1", c.attempt, 1_000, 900).await.unwrap());
     assert_eq!(
-        store.rescue_expired(3, 1_500).await.unwrap(),
+        store
+            .take_back(Lost::Expired, 3, 1_500, error_body)
+            .await
+            .unwrap(),
         (0, 0),
         "the heartbeat extended the lease to 1900"
     );
     for k in 2..=3 {
-        assert_eq!(store.rescue_expired(3, 10_000 * k).await.unwrap(), (1, 0));
+        assert_eq!(
+            store
+                .take_back(Lost::Expired, 3, 10_000 * k, error_body)
+                .await
+                .unwrap(),
+            (1, 0)
+        );
         assert_eq!(
             store
                 .claim("a", 1_000, 10_000 * k)
@@ -158,7 +178,13 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
             k
         );
     }
-    assert_eq!(store.rescue_expired(3, 100_000).await.unwrap(), (0, 1));
+    assert_eq!(
+        store
+            .take_back(Lost::Expired, 3, 100_000, error_body)
+            .await
+            .unwrap(),
+        (0, 1)
+    );
     let s = store.status("j1").await.unwrap().unwrap();
     assert_eq!(s.state, JobState::Failed);
     assert!(s.error.unwrap().contains("interrupted 3 times"));
@@ -221,7 +247,14 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
         JobState::Running,
         "the row survived"
     );
-    assert_eq!(store.recover_orphans().await.unwrap(), 1);
+    assert_eq!(
+        store
+            .take_back(Lost::All, i64::MAX, 0, error_body)
+            .await
+            .unwrap()
+            .0,
+        1
+    );
     let again = store.claim("b", 60_000, 20).await.unwrap().unwrap();
     assert_eq!((again.id.as_str(), again.attempt), ("run", 2));
     assert_eq!(
@@ -362,7 +395,7 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery() {
         assert_eq!(c.attempt, round);
         let (requeued, failed) = store
             .take_back(Lost::All, 3, 100 + round, |id, _kind, e| {
-                Some(format!("{id}: {e}"))
+                format!("{id}: {e}")
             })
             .await
             .unwrap();
@@ -515,7 +548,10 @@ async fn handing_a_job_back_at_shutdown_is_not_an_interruption() {
     }
     store.claim("w", 1_000, 10).await.unwrap().unwrap();
     assert_eq!(
-        store.rescue_expired(3, 5_000).await.unwrap(),
+        store
+            .take_back(Lost::Expired, 3, 5_000, error_body)
+            .await
+            .unwrap(),
         (1, 0),
         "five hand-backs and one expiry: requeued, not failed"
     );

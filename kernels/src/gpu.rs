@@ -422,7 +422,7 @@ impl GpuEvaluator {
     }
 
     /// Runs the overlap kernel `pipeline` for `parts` (their rectangles in `rects`) against
-    /// `sat`, with `out` initialised to `init`, and reads `out` back.
+    /// `sat`, with `out` as `out` says, and reads `out` back.
     fn evaluate(
         &self,
         mut encoder: wgpu::CommandEncoder,
@@ -431,9 +431,13 @@ impl GpuEvaluator {
         sat: &wgpu::Buffer,
         parts: &[GpuPart],
         rects: &[[u32; 4]],
-        init: &[u32],
+        out: Out<'_>,
     ) -> Result<Vec<u32>, GpuError> {
-        let out_bytes = (init.len() as u64 * 4).max(4);
+        let words = match out {
+            Out::From(init) => init.len(),
+            Out::Written(words) => words,
+        };
+        let out_bytes = (words as u64 * 4).max(4);
         if out_bytes > self.max_binding() || (rects.len() as u64 * 16) > self.max_binding() {
             return Err(GpuError::TooLarge);
         }
@@ -451,17 +455,24 @@ impl GpuEvaluator {
         } else {
             bytemuck::cast_slice(rects)
         });
-        let out = self
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let out = match out {
+            Out::From(init) if !init.is_empty() => {
+                self.device
+                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("out"),
+                        contents: bytemuck::cast_slice(init),
+                        usage,
+                    })
+            }
+            // the kernel writes every word: nothing to upload
+            _ => self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("out"),
-                contents: if init.is_empty() {
-                    &[0; 4]
-                } else {
-                    bytemuck::cast_slice(init)
-                },
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            });
+                size: out_bytes,
+                usage,
+                mapped_at_creation: false,
+            }),
+        };
         self.pass(
             &mut encoder,
             pipeline,
@@ -475,7 +486,7 @@ impl GpuEvaluator {
             (gx, gy, parts.len() as u32),
         );
         let values = self.read_back(encoder, &out, out_bytes)?;
-        Ok(values[..init.len()].to_vec())
+        Ok(values[..words].to_vec())
     }
 
     /// Copies `out` into a mappable buffer, submits, waits and returns the words.
@@ -706,7 +717,15 @@ impl GpuEvaluator {
         let mut encoder = self.encoder();
         let sat = self.build_sat(&mut encoder, occ)?;
         let init = vec![u32::MAX; parts.len()];
-        let best = self.evaluate(encoder, &self.first_fit, grid, &sat, &parts, &rects, &init)?;
+        let best = self.evaluate(
+            encoder,
+            &self.first_fit,
+            grid,
+            &sat,
+            &parts,
+            &rects,
+            Out::From(&init),
+        )?;
         for ((k, p), i) in which.iter().zip(&parts).zip(best) {
             if i != u32::MAX {
                 found[*k] = Some((p.x_lo + (i / p.ny) as i32, p.y_lo + (i % p.ny) as i32));
@@ -746,7 +765,6 @@ impl GpuEvaluator {
                         out_offset: 0,
                         _pad: 0,
                     };
-                    let init = vec![0u32; nx as usize * rows as usize];
                     map.extend(self.evaluate(
                         self.encoder(),
                         &self.overlap_map,
@@ -754,7 +772,7 @@ impl GpuEvaluator {
                         &sat,
                         &[part],
                         c.raster.rects(),
-                        &init,
+                        Out::Written(nx as usize * rows as usize),
                     )?);
                     y += rows;
                 }
@@ -763,6 +781,14 @@ impl GpuEvaluator {
         }
         Ok(maps)
     }
+}
+
+/// The output buffer of an evaluation.
+enum Out<'a> {
+    /// Starts as these words (the kernel updates some of them, e.g. by atomicMin).
+    From(&'a [u32]),
+    /// This many words, every one written by the kernel.
+    Written(usize),
 }
 
 /// Workgroups along x and y so that every position of the largest part gets an invocation

@@ -58,7 +58,8 @@ pub trait Evaluator: Send + Sync {
     ) -> Vec<u64>;
 
     /// `first_fit` for several rasters at once (one dispatch on the GPU): for each candidate,
-    /// the first position in (x, then y) order within its bounds where it covers no set cell.
+    /// the first position in (x, then y) order within its bounds where its raster's box lies
+    /// in the grid and covers no set cell.
     fn first_fits(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Option<(i32, i32)>> {
         candidates
             .iter()

@@ -162,9 +162,20 @@ fn first_fits_agree_on_every_backend() {
                 },
             })
             .collect();
-        let want: Vec<_> = candidates
+        // brute force: the first position, x outer and y inner, where the raster's box lies in
+        // the grid and covers no set cell
+        let want: Vec<Option<(i32, i32)>> = candidates
             .iter()
-            .map(|c| cpu.first_fit(&occ, c.raster, c.bounds))
+            .map(|c| {
+                let b = c.bounds;
+                let (w, h) = (c.raster.width() as i32, c.raster.height() as i32);
+                let inside = |x: i32, y: i32| {
+                    x >= 0 && y >= 0 && x + w <= occ.width() as i32 && y + h <= occ.height() as i32
+                };
+                (b.x_lo..=b.x_hi)
+                    .flat_map(|x| (b.y_lo..=b.y_hi).map(move |y| (x, y)))
+                    .find(|&(x, y)| inside(x, y) && brute(&occ, c.raster, x, y) == 0)
+            })
             .collect();
         assert_eq!(cpu.first_fits(&occ, &candidates), want);
         if let Some(g) = &gpu {
@@ -233,12 +244,7 @@ fn weighted_maps_agree_with_line_scans_on_every_backend() {
             .collect();
         let want: Vec<Vec<u64>> = candidates
             .iter()
-            .map(|c| {
-                let b = c.bounds;
-                (b.y_lo..=b.y_hi)
-                    .flat_map(|y| cpu.overlap_line(c.raster, Axis::X, y, (b.x_lo, b.x_hi), &others))
-                    .collect()
-            })
+            .map(|c| cpu.overlap_map(c.raster, c.bounds, &others))
             .collect();
         assert_eq!(
             cpu.weighted_overlap_maps(&others, &candidates),

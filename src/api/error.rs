@@ -2,7 +2,7 @@
 //! 401 in the ApiNestingResult shape; other endpoints `{Success: false, Error}`.
 
 use crate::wire::cut1d::{ApiNesting1DResult, Nesting1DResult, ResponseStatus};
-use crate::wire::{ApiNestingResult, ErrorBody, FieldError, FieldErrorBody};
+use crate::wire::{ApiNestingResult, ContinueAck, ErrorBody, FieldError, FieldErrorBody};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -17,6 +17,8 @@ pub enum Shape {
     /// ApiNestingResult plus ResponseStatus `{ErrorCode, Message, Errors[{FieldName, ...}]}`
     /// (POST /v1/nesting/1D).
     Submission1D,
+    /// ContinueAck `{Success: false, ErrorReason}` (delayed start).
+    Ack,
     /// The 1D result with Status Failure, StatusReport and ResponseStatus (POST
     /// /v1/nesting/1D/result).
     Result1D,
@@ -119,14 +121,17 @@ impl IntoResponse for ApiError {
                 }),
             )
                 .into_response(),
+            Shape::Ack => (
+                self.status,
+                Json(ContinueAck {
+                    success: false,
+                    error_reason: Some(self.message),
+                }),
+            )
+                .into_response(),
             Shape::Result1D => (
                 self.status,
-                Json(Nesting1DResult {
-                    status: "Failure".into(),
-                    status_report: self.message.clone(),
-                    result: None,
-                    response_status: Some(ResponseStatus::new(code, &self.message, &self.errors)),
-                }),
+                Json(Nesting1DResult::failure(code, &self.message, &self.errors)),
             )
                 .into_response(),
             Shape::Generic => (

@@ -50,21 +50,50 @@ fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiErr
     }
 }
 
-/// Queues `job` if its key is under its limit of queued and running nests (one transaction),
-/// else the 429 that says so.
-pub(super) async fn admit(
+/// Queues a validated submission of `kind` (the stored request is `request` as JSON) if its
+/// key is under its limit of queued and running nests (one transaction), else the 429 that
+/// says so; a webhook whose host is an address the guard refuses is a 400. Returns the
+/// RequestId. `start_now` false holds the job for a delayed start.
+pub(super) async fn queue_job(
     state: &AppState,
     key: &crate::store::ApiKey,
-    job: &NewJob<'_>,
-) -> Result<(), ApiError> {
+    kind: &str,
+    request: &impl serde::Serialize,
+    webhook: Option<&url::Url>,
+    start_now: bool,
+) -> Result<String, ApiError> {
+    if let Some(url) = webhook {
+        state.check_webhook_host(url).map_err(|why| {
+            ApiError::fields(vec![wire::FieldError {
+                field: "ResultsWebhookUri".into(),
+                message: why,
+            }])
+        })?;
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let request = serde_json::to_string(request).map_err(ApiError::internal)?;
+    let webhook = webhook.map(|u| u.to_string());
+    let job = NewJob {
+        id: &id,
+        api_key_id: &key.id,
+        kind,
+        request: &request,
+        webhook_uri: webhook.as_deref(),
+        held: !start_now,
+    };
     match state
         .store
-        .enqueue_admitted(job, state.admission_limit(key), now_ms())
+        .enqueue_admitted(&job, state.admission_limit(key), now_ms())
         .await?
     {
-        Admission::Accepted => Ok(()),
-        Admission::AtLimit { active } => Err(at_limit(state, key, active)),
+        Admission::Accepted => {}
+        Admission::AtLimit { active } => return Err(at_limit(state, key, active)),
     }
+    if start_now {
+        state.wake.jobs.notify_one();
+    }
+    tracing::info!(job = %id, key = %key.id, kind, held = !start_now, "accepted");
+    Ok(id)
 }
 
 /// Reads a request body, mapping a body over the limit to 413.
@@ -149,30 +178,16 @@ async fn submit(
     .await
     .map_err(|e| shape(ApiError::internal(e)))?;
     let submission = submission.map_err(|errors| shape(ApiError::fields(errors)))?;
-    if let Some(url) = &submission.webhook {
-        state.check_webhook_host(url).map_err(|why| {
-            shape(ApiError::fields(vec![wire::FieldError {
-                field: "ResultsWebhookUri".into(),
-                message: why,
-            }]))
-        })?;
-    }
-    let id = uuid::Uuid::new_v4().to_string();
-    let request = serde_json::to_string(&req).map_err(|e| shape(ApiError::internal(e)))?;
-    let webhook = submission.webhook.as_ref().map(|u| u.to_string());
-    let job = NewJob {
-        id: &id,
-        api_key_id: &key.id,
-        kind: kind_for(geometry),
-        request: &request,
-        webhook_uri: webhook.as_deref(),
-        held: !submission.start_now,
-    };
-    admit(&state, &key, &job).await.map_err(shape)?;
-    if submission.start_now {
-        state.wake.jobs.notify_one();
-    }
-    tracing::info!(job = %id, key = %key.id, held = !submission.start_now, "accepted");
+    let id = queue_job(
+        &state,
+        &key,
+        kind_for(geometry),
+        &req,
+        submission.webhook.as_ref(),
+        submission.start_now,
+    )
+    .await
+    .map_err(shape)?;
     Ok(Json(wire::ApiNestingResult {
         request_id: id,
         error: None,
@@ -384,77 +399,46 @@ pub async fn delayed_start(
     State(state): State<AppState>,
     Caller(key): Caller,
     body: Result<Bytes, BytesRejection>,
-) -> (StatusCode, Json<wire::ContinueAck>) {
-    let refuse = |status: StatusCode, why: String| {
-        (
-            status,
-            Json(wire::ContinueAck {
-                success: false,
-                error_reason: Some(why),
-            }),
-        )
-    };
-    let id = match body_of(body)
-        .and_then(|b| {
-            wire::parse_json::<wire::RequestIdBody>(&b).map_err(|e| ApiError::fields(vec![e]))
-        })
+) -> Result<Json<wire::ContinueAck>, ApiError> {
+    let shape = |e: ApiError| e.shaped(Shape::Ack);
+    let body = body_of(body).map_err(shape)?;
+    let id = wire::parse_json::<wire::RequestIdBody>(&body)
+        .map_err(|e| ApiError::fields(vec![e]))
         .and_then(|b| required_id(b.request_id, "RequestId"))
-    {
-        Ok(id) => id,
-        Err(e) => return refuse(e.status, e.message),
-    };
-    let owned = match state.store.status_for_account(&id, key.account_id).await {
-        Ok(Some(job)) => job,
-        Ok(None) => {
-            return refuse(
-                StatusCode::NOT_FOUND,
-                format!("no job {id} for this account"),
-            )
-        }
-        Err(e) => {
-            let e = ApiError::from(e);
-            return refuse(e.status, e.message);
-        }
-    };
+        .map_err(shape)?;
+    let owned = state
+        .store
+        .status_for_account(&id, key.account_id)
+        .await
+        .map_err(|e| shape(e.into()))?
+        .ok_or_else(|| shape(ApiError::not_found(format!("no job {id} for this account"))))?;
     // the limit is the submitting key's (the job counts against it), whoever starts it
     let owner = match state.store.key(&owned.api_key_id).await {
         Ok(Some(k)) => k,
         Ok(None) => key.clone(),
-        Err(e) => {
-            let e = ApiError::from(e);
-            return refuse(e.status, e.message);
-        }
+        Err(e) => return Err(shape(e.into())),
     };
     match state
         .store
         .release_held(&id, &owner.id, state.admission_limit(&owner))
         .await
+        .map_err(|e| shape(e.into()))?
     {
-        Ok(Some(Admission::Accepted)) => {
+        Some(Admission::Accepted) => {
             state.wake.jobs.notify_one();
-            (
-                StatusCode::OK,
-                Json(wire::ContinueAck {
-                    success: true,
-                    error_reason: None,
-                }),
-            )
+            Ok(Json(wire::ContinueAck {
+                success: true,
+                error_reason: None,
+            }))
         }
-        Ok(Some(Admission::AtLimit { active })) => {
-            let e = at_limit(&state, &owner, active);
-            refuse(e.status, e.message)
-        }
-        Ok(None) => refuse(
+        Some(Admission::AtLimit { active }) => Err(shape(at_limit(&state, &owner, active))),
+        None => Err(shape(ApiError::new(
             StatusCode::CONFLICT,
             format!(
                 "job {id} is not waiting for a delayed start (it is {})",
                 owned.state.as_str()
             ),
-        ),
-        Err(e) => {
-            let e = ApiError::from(e);
-            refuse(e.status, e.message)
-        }
+        ))),
     }
 }
 

@@ -3,10 +3,10 @@
 
 use super::auth::{Caller, Submitter};
 use super::error::{ApiError, Shape};
-use super::nesting::{admit, body_of, required_id};
+use super::nesting::{body_of, queue_job, required_id};
 use super::AppState;
 use crate::jobs::KIND_1D;
-use crate::store::{JobState, NewJob};
+use crate::store::JobState;
 use crate::wire::{self, cut1d};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -36,28 +36,9 @@ pub async fn submit_1d(
         wire::parse_json(&body).map_err(|e| shape(ApiError::fields(vec![e])))?;
     let submission =
         cut1d::to_submission_1d(&req).map_err(|errors| shape(ApiError::fields(errors)))?;
-    state
-        .check_webhook_host(&submission.webhook)
-        .map_err(|why| {
-            shape(ApiError::fields(vec![wire::FieldError {
-                field: "ResultsWebhookUri".into(),
-                message: why,
-            }]))
-        })?;
-    let id = uuid::Uuid::new_v4().to_string();
-    let request = serde_json::to_string(&req).map_err(|e| shape(ApiError::internal(e)))?;
-    let webhook = submission.webhook.to_string();
-    let job = NewJob {
-        id: &id,
-        api_key_id: &key.id,
-        kind: KIND_1D,
-        request: &request,
-        webhook_uri: Some(&webhook),
-        held: false,
-    };
-    admit(&state, &key, &job).await.map_err(shape)?;
-    state.wake.jobs.notify_one();
-    tracing::info!(job = %id, key = %key.id, "1D accepted");
+    let id = queue_job(&state, &key, KIND_1D, &req, Some(&submission.webhook), true)
+        .await
+        .map_err(shape)?;
     Ok(Json(cut1d::ApiNesting1DResult {
         base: wire::ApiNestingResult {
             request_id: id,

@@ -1,10 +1,20 @@
 //! What every job runner shares: the heartbeat that keeps a job's lease, the delivery of a body
-//! to the job's webhook, and the end of a job (failed with an Error delivery, or handed back).
+//! to the job's webhook, and the end of a job (completed with its result, failed with an Error
+//! delivery, or handed back), each written in one fenced transaction.
 
 use super::{error_delivery_body, JobContext, HEARTBEAT, LEASE_MS};
-use crate::nest2d::CancelHandle;
-use crate::store::{now_ms, Claimed, Delivery, Outcome};
+use crate::cancel::CancelHandle;
+use crate::store::{now_ms, Claimed, Delivery, Outcome, ResultRecord};
 use std::sync::Arc;
+
+/// Starts the job's heartbeat. The guard stops it when dropped, on every path out of a
+/// runner, a panic included (a job whose task died must stop renewing its lease so that the
+/// rescuer takes it back); the handle is cancelled if the lease is lost.
+pub(super) fn hold_lease(ctx: &JobContext, job: &Claimed) -> (AbortOnDrop, Arc<CancelHandle>) {
+    let cancel = Arc::new(CancelHandle::default());
+    let heartbeat = tokio::spawn(keep_lease(ctx.store.clone(), job.clone(), cancel.clone()));
+    (AbortOnDrop(heartbeat), cancel)
+}
 
 /// How a job's run ended, short of a written result.
 pub(super) enum Ended {
@@ -24,7 +34,8 @@ pub(super) async fn end(ctx: &JobContext, job: &Claimed, outcome: Ended) {
         Ended::Finished => {}
         Ended::Failed { code, error } => fail(ctx, job, code, &error).await,
         Ended::HandBack => match ctx.store.hand_back(&job.id, job.attempt).await {
-            Ok(_) => tracing::info!(job = %job.id, "lease handed back"),
+            Ok(true) => tracing::info!(job = %job.id, "lease handed back"),
+            Ok(false) => tracing::warn!(job = %job.id, "lease already lost; nothing handed back"),
             Err(e) => {
                 tracing::error!(job = %job.id, error = %e, "handing back failed; the lease will expire")
             }
@@ -41,34 +52,50 @@ pub(super) fn to_webhook<'a>(job: &'a Claimed, body: &'a str) -> Vec<Delivery<'a
         .collect()
 }
 
+/// Ends a job as Completed with `record`, and the delivery of `body` when it has a webhook.
+/// True when written (false: the lease was lost, or the store failed and the rescuer will run
+/// the job again).
+pub(super) async fn complete(
+    ctx: &JobContext,
+    job: &Claimed,
+    record: ResultRecord<'_>,
+    body: &str,
+) -> bool {
+    write_end(ctx, job, Outcome::Completed(record), body).await
+}
+
 /// Ends a job as Failed, with an Error delivery (in the shape of its kind) when it has a
 /// webhook.
 pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
     tracing::warn!(job = %job.id, code, error, "job failed");
     let body = error_delivery_body(&job.kind, &job.id, code, error);
-    let deliveries = to_webhook(job, &body);
+    write_end(ctx, job, Outcome::Failed { error }, &body).await;
+}
+
+async fn write_end(ctx: &JobContext, job: &Claimed, outcome: Outcome<'_>, body: &str) -> bool {
+    let deliveries = to_webhook(job, body);
     match ctx
         .store
-        .finish(
-            &job.id,
-            job.attempt,
-            Outcome::Failed { error },
-            &deliveries,
-            now_ms(),
-        )
+        .finish(&job.id, job.attempt, outcome, &deliveries, now_ms())
         .await
     {
-        Ok(true) => ctx.wake.deliveries.notify_one(),
-        Ok(false) => tracing::warn!(job = %job.id, "lease lost before the failure was written"),
+        Ok(true) => {
+            ctx.wake.deliveries.notify_one();
+            true
+        }
+        Ok(false) => {
+            tracing::warn!(job = %job.id, "lease lost before the job's end was written");
+            false
+        }
         Err(e) => {
-            tracing::error!(job = %job.id, error = %e, "writing the failure failed; the rescuer will retry the job")
+            tracing::error!(job = %job.id, error = %e, "writing the job's end failed; the rescuer will retry the job");
+            false
         }
     }
 }
 
-/// Aborts a task when dropped: on every path out of a runner, a panic included, the heartbeat
-/// stops, so that a job whose task died is taken back by the rescuer.
-pub(super) struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+/// Aborts a task when dropped.
+pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -78,11 +105,7 @@ impl Drop for AbortOnDrop {
 
 /// Heartbeats until aborted; if the lease is lost, cancels the work (its result could not be
 /// written anyway).
-pub(super) async fn keep_lease(
-    store: crate::store::Store,
-    job: Claimed,
-    cancel: Arc<CancelHandle>,
-) {
+async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<CancelHandle>) {
     let mut tick = tokio::time::interval(HEARTBEAT);
     tick.tick().await;
     loop {

@@ -158,7 +158,7 @@ pub(crate) async fn stopped(mut shutdown: watch::Receiver<bool>) {
 /// Requeues abandoned running jobs, failing those interrupted MAX_ATTEMPTS times.
 async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
     let error_body = |job_id: &str, kind: &str, error: &str| {
-        Some(error_delivery_body(kind, job_id, "Interrupted", error))
+        error_delivery_body(kind, job_id, "Interrupted", error)
     };
     match store
         .take_back(lost, MAX_ATTEMPTS, now_ms(), error_body)

@@ -2,10 +2,10 @@
 //! passed the same conversion at submission), nested on blocking threads with a heartbeat, a
 //! watchdog for MaxRunTimeSeconds and interim results, and ended with one fenced transaction.
 
-use super::lease::{end, keep_lease, to_webhook, AbortOnDrop, Ended};
+use super::lease::{complete, end, hold_lease, to_webhook, Ended};
 use super::JobContext;
 use crate::nest2d::{self, CancelHandle, NestResult, Problem};
-use crate::store::{now_ms, Claimed, Outcome, ResultRecord};
+use crate::store::{now_ms, Claimed, ResultRecord};
 use crate::wire::{self, results, GeometryKind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,7 +40,7 @@ const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
 
 /// The NestingResultData body of an Error delivery.
 pub fn error_delivery_body(job_id: &str, code: &str, report: &str) -> String {
-    json(&wire::NestingResultData {
+    wire::to_json(&wire::NestingResultData {
         request_id: job_id.into(),
         nest_identifier: job_id.into(),
         status: results::error_message(code, report),
@@ -63,20 +63,16 @@ fn bodies(problem: &Problem, r: &NestResult, job_id: &str, nesting_status: i32) 
     let report = results::report(&layout, problem);
     let status = results::status_message(problem, r, &id, nesting_status);
     ResultBodies {
-        delivery: json(&wire::NestingResultData {
+        delivery: wire::to_json(&wire::NestingResultData {
             request_id: job_id.into(),
             nest_identifier: job_id.into(),
             status: status.clone(),
         }),
-        status: json(&status),
-        report: json(&report),
-        layout: json(&layout),
+        status: wire::to_json(&status),
+        report: wire::to_json(&report),
+        layout: wire::to_json(&layout),
         id,
     }
-}
-
-pub(super) fn json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).expect("wire types serialize")
 }
 
 impl ResultBodies {
@@ -96,24 +92,11 @@ fn convert(job: &Claimed) -> Result<wire::Converted, String> {
         wire::parse_json(job.request.as_bytes()).map_err(|e| e.to_string())?;
     wire::to_submission(&req, geometry_of(&job.kind))
         .map(|s| s.converted)
-        .map_err(|errors| {
-            errors
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
+        .map_err(|errors| wire::describe(&errors))
 }
 
 pub(super) async fn run(ctx: JobContext, job: Claimed) {
-    let lease = Arc::new(CancelHandle::default());
-    // aborted when dropped, on every path out of here, a panic included: a job whose task died
-    // must stop renewing its lease so that the rescuer takes it back
-    let heartbeat = AbortOnDrop(tokio::spawn(keep_lease(
-        ctx.store.clone(),
-        job.clone(),
-        lease.clone(),
-    )));
+    let (heartbeat, lease) = hold_lease(&ctx, &job);
     let outcome = run_held(&ctx, &job, &lease).await;
     drop(heartbeat);
     end(&ctx, &job, outcome).await;
@@ -242,26 +225,8 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
         }
     };
     let b = bodies(&problem, &result, &job.id, results::STATUS_COMPLETE);
-    let deliveries = to_webhook(job, &b.delivery);
-    match ctx
-        .store
-        .finish(
-            &job.id,
-            job.attempt,
-            Outcome::Completed(b.record()),
-            &deliveries,
-            now_ms(),
-        )
-        .await
-    {
-        Ok(true) => {
-            tracing::info!(job = %job.id, utilisation = result.stats.utilisation, "completed");
-            ctx.wake.deliveries.notify_one();
-        }
-        Ok(false) => tracing::warn!(job = %job.id, "lease lost before the result was written"),
-        Err(e) => {
-            tracing::error!(job = %job.id, error = %e, "writing the result failed; the rescuer will retry the job")
-        }
+    if complete(ctx, job, b.record(), &b.delivery).await {
+        tracing::info!(job = %job.id, utilisation = result.stats.utilisation, "completed");
     }
     Ended::Finished
 }

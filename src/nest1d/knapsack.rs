@@ -11,15 +11,8 @@ struct Chunk {
     value: f64,
 }
 
-/// The best value and its counts per item. Items with value <= 0 are never taken.
-pub fn bounded(values: &[f64], sizes: &[i64], bounds: &[u32], capacity: i64) -> (f64, Vec<u32>) {
-    bounded_many(values, sizes, bounds, capacity, 1)
-        .into_iter()
-        .next()
-        .unwrap_or((0.0, vec![0; values.len()]))
-}
-
-/// The best value and up to `k - 1` runners-up from the same table: the best pattern within
+/// The bounded knapsack by table: the best value and its counts per item (items with value
+/// <= 0 are never taken), and up to `k - 1` runners-up from the same table: the best pattern within
 /// each smaller capacity where the best value drops (distinct patterns, best first). Column
 /// generation adds them all: one table costs the same for one pattern or ten, and the extra
 /// columns save later tables.
@@ -98,7 +91,7 @@ pub fn bounded_many(
     out
 }
 
-/// Bits the table of `bounded` would take.
+/// Bits the table of `bounded_many` would take.
 pub fn table_bits(sizes: &[i64], bounds: &[u32], capacity: i64) -> u64 {
     let chunks: u64 = sizes
         .iter()

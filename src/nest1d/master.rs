@@ -56,10 +56,12 @@ impl Master {
         let m = demand.len();
         let mut cols = homogeneous;
         cols.extend(extra);
-        // demands perturbed by distinct tiny amounts: the master of cutting stock is very
+        // demands perturbed by distinct small amounts: the master of cutting stock is very
         // degenerate (many rows exactly covered), and without this the simplex takes long
-        // runs of steps that move nothing; the objective moves by far less than the 1e-6 the
-        // bound's rounding allows
+        // runs of steps that move nothing; bounds are read at the unperturbed demand
+        // (`dual_bound`), so the perturbation never weakens them
+        let sparse = cols.iter().map(sparse_of).collect();
+        let retired = vec![false; cols.len()];
         let mut master = Master {
             m,
             demand: demand
@@ -71,14 +73,12 @@ impl Master {
             binv: vec![0.0; m * m],
             xb: vec![0.0; m],
             y: vec![0.0; m],
-            sparse: Vec::new(),
+            sparse,
             cols,
             pivots: 0,
-            retired: Vec::new(),
+            retired,
             stalled: 0,
         };
-        master.retired = vec![false; master.cols.len()];
-        master.sparse = master.cols.iter().map(sparse_of).collect();
         master.refactor();
         master
     }
@@ -150,11 +150,17 @@ impl Master {
         }
         // inv maps rows of the system to basis positions: x_B = inv . demand
         self.binv = inv;
+        self.recompute_values();
+        self.y = self.compute_duals();
+        self.pivots = 0;
+    }
+
+    /// x_B = B^-1 demand.
+    fn recompute_values(&mut self) {
+        let m = self.m;
         for k in 0..m {
             self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
         }
-        self.y = self.compute_duals();
-        self.pivots = 0;
     }
 
     /// The dual values y = c_B B^-1 (one per piece type).
@@ -180,8 +186,14 @@ impl Master {
     /// column prices out, a lower bound on the LP of the true demand (the duals are feasible),
     /// whatever the size of the perturbation.
     pub fn dual_bound(&self) -> f64 {
-        self.y
-            .iter()
+        self.value_of_duals(&self.y)
+    }
+
+    /// What the demand without its perturbation is worth at duals `y` (negative duals count as
+    /// 0, as in pricing): for any `y`, divided by the most a pattern is worth at `y` (per unit
+    /// of cost), a lower bound on the LP (Farley's).
+    pub fn value_of_duals(&self, y: &[f64]) -> f64 {
+        y.iter()
             .zip(&self.demand)
             .map(|(&y, &d)| y.max(0.0) * d.floor())
             .sum()
@@ -279,9 +291,7 @@ impl Master {
 
     /// Adds a column and brings it into the basis.
     pub fn add_and_enter(&mut self, col: Column) {
-        self.sparse.push(sparse_of(&col));
-        self.cols.push(col);
-        self.retired.push(false);
+        self.add(col);
         self.enter(Var::Col(self.cols.len() - 1));
     }
 
@@ -364,7 +374,6 @@ impl Master {
     /// feasible when only the demand changes, so this takes a few pivots where solving afresh
     /// takes many.
     pub fn fix(&mut self, taken: &[(usize, u32)]) {
-        let m = self.m;
         for &(j, copies) in taken {
             for &(r, a) in &self.sparse[j] {
                 let whole = self.demand[r].floor();
@@ -372,9 +381,7 @@ impl Master {
                 self.demand[r] = (whole - copies as f64 * a).max(0.0) + perturbation;
             }
         }
-        for k in 0..m {
-            self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
-        }
+        self.recompute_values();
         self.restore_feasibility();
     }
 

@@ -11,4 +11,4 @@ pub mod model;
 pub mod solve;
 
 pub use model::*;
-pub use solve::solve;
+pub use solve::{solve, solve_unless_cancelled};

@@ -1,8 +1,9 @@
 //! The 1D solver: first answers by first-fit and best-fit decreasing; lower bounds (L2 for
 //! classic cutting stock, the LP bound of column generation with exact knapsack pricing, and
 //! Farley's bound while it runs); integer plans from the LP by rounding down and finishing the
-//! rest greedily, then by diving (fix the columns the LP uses most, solve the rest again).
-//! A plan whose value meets the bound is proven optimal.
+//! rest greedily, then by diving (take what the LP uses, lower its demand in place, price again,
+//! back up a few steps when the bound says the dive is lost). A plan whose value meets the
+//! bound is proven optimal.
 
 use super::bounds;
 use super::heuristic::{decreasing, min_slack, Bar};
@@ -10,6 +11,7 @@ use super::instance::{Instance, MAX_TABLE_BITS};
 use super::knapsack;
 use super::master::{Column, Master};
 use super::model::{Pattern, Plan, Problem};
+use crate::cancel::CancelHandle;
 use std::time::{Duration, Instant};
 
 const EPS: f64 = 1e-9;
@@ -22,11 +24,23 @@ const RUNNERS_UP: usize = 9;
 const WENTGES: f64 = 0.8;
 /// Weight of the past in the smoothed duals of the quick pricing.
 const SMOOTHING: f64 = 0.5;
+/// Columns tried at each step of a dive.
+const DIVE_WIDTH: usize = 3;
+/// Steps the first dive may undo (see `dive`); each later one may undo as many more.
+const DIVE_BACKTRACKS: u64 = 2;
 
 /// Solves `p` within its time limit.
 pub fn solve(p: &Problem) -> Plan {
+    solve_unless_cancelled(p, &CancelHandle::default())
+}
+
+/// Solves `p` within its time limit, or until `cancel` (then with the best plan so far).
+pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
     let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(p.max_time_s.max(0.05));
+    let deadline = Deadline {
+        at: start + Duration::from_secs_f64(p.max_time_s.max(0.05)),
+        cancel,
+    };
     let inst = Instance::of(p);
     let mut unplaced: Vec<(usize, u32, String)> = inst
         .too_long
@@ -66,13 +80,19 @@ pub fn solve(p: &Problem) -> Plan {
     // Limited stock. Plans: the first answers (they keep the limits) and, when some stock is
     // unlimited, the full method on the unlimited stock alone. Bound: the same problem
     // without the limits (a relaxation: its bound holds for this problem too).
-    let budget = deadline.saturating_duration_since(Instant::now());
-    let greedy = optimise(&inst, Instant::now(), start, true);
+    let budget = deadline.at.saturating_duration_since(Instant::now());
+    let greedy = optimise(&inst, deadline.sooner(Instant::now()), start, true);
     let relaxed = Instance {
         limit: vec![None; inst.limit.len()],
         ..inst.clone()
     };
-    let bound = optimise(&relaxed, Instant::now() + budget / 3, start, true).bound;
+    let bound = optimise(
+        &relaxed,
+        deadline.sooner(Instant::now() + budget / 3),
+        start,
+        true,
+    )
+    .bound;
     let unlimited: Vec<usize> = (0..inst.stock.len())
         .filter(|&t| inst.limit[t].is_none())
         .collect();
@@ -107,6 +127,27 @@ pub fn solve(p: &Problem) -> Plan {
     }
 }
 
+/// When the solver stops: at its time limit, or as soon as it is cancelled.
+#[derive(Clone, Copy)]
+struct Deadline<'a> {
+    at: Instant,
+    cancel: &'a CancelHandle,
+}
+
+impl Deadline<'_> {
+    fn passed(&self) -> bool {
+        Instant::now() >= self.at || self.cancel.is_cancelled()
+    }
+
+    /// The same, but no later than `at`.
+    fn sooner(self, at: Instant) -> Self {
+        Deadline {
+            at: self.at.min(at),
+            ..self
+        }
+    }
+}
+
 /// What `optimise` found: the best plan (bars on the instance's stock types), its value, the
 /// pieces it could not place, and the best proven lower bound.
 struct Outcome {
@@ -119,7 +160,7 @@ struct Outcome {
 /// First answers, then (unless `greedy_only`, or a first answer is short of stock) column
 /// generation for the bound and integer plans from the LP, until `deadline`. With
 /// `greedy_only` the LP still runs when there is time, for the bound.
-fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: bool) -> Outcome {
+fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bool) -> Outcome {
     // first answers: the one that places the most pieces, then the cheaper
     let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
     let mut best_key = (u64::MAX, f64::INFINITY);
@@ -155,24 +196,17 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
     }
     let (mut ub, mut plan) = best.expect("a first answer");
     let mut lb = classic_bound;
-    let round_up = |v: f64| {
-        if inst.integral_costs {
-            (v - 1e-6).ceil()
-        } else {
-            v
-        }
-    };
     let priceable = inst.stock.iter().enumerate().all(|(t, _)| {
         knapsack::table_bits(&inst.size, &inst.demand, inst.capacity[t]) <= MAX_TABLE_BITS
     });
-    if (ub > lb + EPS || greedy_only) && priceable && Instant::now() < deadline {
+    if (ub > lb + EPS || greedy_only) && priceable && !deadline.passed() {
         // the LP bound by column generation
         let pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
         let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
-        let (optimal, bound) = column_generation(inst, &mut master, &inst.demand, deadline);
-        lb = lb.max(round_up(bound));
+        let (done, bound) = column_generation(inst, &mut master, &inst.demand, deadline);
+        lb = lb.max(round_up(inst, bound));
         tracing::debug!(
-            optimal,
+            done,
             lp = master.objective(),
             columns = master.cols.len(),
             lb,
@@ -197,7 +231,7 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
         // dives until the bound is met or time is up: the first takes the LP's most used
         // column when nothing is whole, later ones pick among the most used at random
         let mut round = 0u64;
-        while ub > lb + EPS && optimal && !greedy_only && Instant::now() < deadline {
+        while ub > lb + EPS && done && !greedy_only && !deadline.passed() {
             let backtracks = DIVE_BACKTRACKS * round;
             let Some(bars) = dive(inst, &master, deadline, round, ub, backtracks) else {
                 round += 1;
@@ -223,9 +257,6 @@ fn optimise(inst: &Instance, deadline: Instant, start: Instant, greedy_only: boo
         bound: lb,
     }
 }
-
-/// Steps the first dive may undo (see `dive`); each later one may undo as many more.
-const DIVE_BACKTRACKS: u64 = 2;
 
 fn finish(
     inst: &Instance,
@@ -270,6 +301,16 @@ fn finish(
         lower_bound: lower_bound.min(value),
         proven_optimal: value <= lower_bound + EPS,
         seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// A lower bound rounded up to the next whole value where costs are whole (1e-6 of slack
+/// for the floating point of the LP).
+fn round_up(inst: &Instance, bound: f64) -> f64 {
+    if inst.integral_costs {
+        (bound - 1e-6).ceil()
+    } else {
+        bound
     }
 }
 
@@ -319,7 +360,7 @@ fn column_generation(
     inst: &Instance,
     master: &mut Master,
     demand: &[u32],
-    deadline: Instant,
+    deadline: Deadline,
 ) -> (bool, f64) {
     let mut farley = 0.0f64;
     let unit = inst.stock.len() == 1;
@@ -329,7 +370,7 @@ fn column_generation(
     // the duals of the best bound so far, and that bound
     let mut centre: Option<(Vec<f64>, f64)> = None;
     loop {
-        if Instant::now() >= deadline {
+        if deadline.passed() {
             tracing::debug!(
                 steps,
                 pricings,
@@ -339,9 +380,6 @@ fn column_generation(
                 "column generation stopped by the deadline"
             );
             return (false, farley);
-        }
-        if steps > 0 && steps % 200 == 0 {
-            tracing::trace!(steps, pricings, t_master, t_price, "column generation");
         }
         let t0 = Instant::now();
         let y = master.duals();
@@ -376,8 +414,7 @@ fn column_generation(
                 inst.capacity[t],
                 QUICK_NODES,
             );
-            let value: f64 = counts.iter().zip(&y).map(|(&a, &yi)| a as f64 * yi).sum();
-            keep_best(&mut entering, inst, t, value, counts);
+            keep_best(&mut entering, inst, t, worth(&counts, &y), counts);
         }
         if let Some((_, col)) = entering {
             t_price += t1.elapsed().as_secs_f64();
@@ -390,7 +427,7 @@ fn column_generation(
         // upper bound on it)
         if unit
             && inst.integral_costs
-            && (farley - 1e-6).ceil() >= (master.objective() - 1e-6).ceil()
+            && round_up(inst, farley) >= round_up(inst, master.objective())
         {
             return (true, farley);
         }
@@ -399,7 +436,7 @@ fn column_generation(
         // priced at the smoothed point lead the LP to its end in fewer steps); a column is
         // taken only if it prices out at the current duals, else the exact pricing at them
         // follows (it proves that the LP is optimal)
-        if let (true, Some((duals, _))) = (unit, centre.clone()) {
+        if let (true, Some((duals, _))) = (unit, &centre) {
             let pi: Vec<f64> = duals
                 .iter()
                 .zip(&y)
@@ -408,58 +445,38 @@ fn column_generation(
             let patterns =
                 knapsack::best_patterns(&pi, &inst.size, demand, inst.capacity[0], RUNNERS_UP + 1);
             let cost = inst.cost[0];
-            let bound = dual_value(&pi, demand) * cost / patterns[0].0.max(cost);
+            let bound = master.value_of_duals(&pi) * cost / patterns[0].0.max(cost);
             farley = farley.max(bound);
-            if centre
-                .as_ref()
-                .is_none_or(|(_, b): &(Vec<f64>, f64)| bound > *b)
-            {
+            if centre.as_ref().is_none_or(|(_, b)| bound > *b) {
                 centre = Some((pi, bound));
             }
-            let mut columns = patterns.into_iter().filter_map(|(_, counts)| {
-                let value: f64 = counts.iter().zip(&y).map(|(&a, &yi)| a as f64 * yi).sum();
-                (cost - value < -1e-9).then_some(Column {
-                    stock: 0,
-                    counts,
-                    cost,
-                })
-            });
+            let mut columns = priced_out(inst, 0, &y, patterns);
             if let Some(first) = columns.next() {
-                for col in columns {
-                    master.add(col);
-                }
+                columns.for_each(|col| master.add(col));
                 t_price += t1.elapsed().as_secs_f64();
                 master.add_and_enter(first);
                 continue;
             }
         }
         for t in 0..inst.stock.len() {
-            let mut patterns =
-                knapsack::best_patterns(&y, &inst.size, demand, inst.capacity[t], RUNNERS_UP + 1)
-                    .into_iter();
-            let (value, counts) = patterns.next().expect("the best pattern comes first");
+            let patterns =
+                knapsack::best_patterns(&y, &inst.size, demand, inst.capacity[t], RUNNERS_UP + 1);
+            let value = patterns[0].0;
             if unit && value > EPS {
                 // every pattern is worth at most `value` in duals: the LP needs at least
                 // objective / (value / cost) bars' worth
                 let bound = master.dual_bound() * inst.cost[t] / value.max(inst.cost[t]);
                 farley = farley.max(bound);
-                if centre
-                    .as_ref()
-                    .is_none_or(|(_, b): &(Vec<f64>, f64)| bound > *b)
-                {
+                if centre.as_ref().is_none_or(|(_, b)| bound > *b) {
                     centre = Some((y.clone(), bound));
                 }
             }
-            keep_best(&mut entering, inst, t, value, counts);
-            for (value, counts) in patterns {
-                if inst.cost[t] - value < -1e-9 {
-                    master.add(Column {
-                        stock: t,
-                        counts,
-                        cost: inst.cost[t],
-                    });
-                }
+            // the best enters (if it beats the other stock types'), the runners-up wait
+            let mut columns = priced_out(inst, t, &y, patterns);
+            if let Some(best) = columns.next() {
+                keep_best(&mut entering, inst, t, worth(&best.counts, &y), best.counts);
             }
+            columns.for_each(|col| master.add(col));
         }
         t_price += t1.elapsed().as_secs_f64();
         match entering {
@@ -469,12 +486,25 @@ fn column_generation(
     }
 }
 
-/// The duals' worth of the demand (negative duals count as 0: pricing ignores them too).
-fn dual_value(y: &[f64], demand: &[u32]) -> f64 {
-    y.iter()
-        .zip(demand)
-        .map(|(&v, &d)| v.max(0.0) * d as f64)
-        .sum()
+/// What the pieces of a pattern are worth at duals `y`.
+fn worth(counts: &[u32], y: &[f64]) -> f64 {
+    counts.iter().zip(y).map(|(&a, &yi)| a as f64 * yi).sum()
+}
+
+/// The patterns (best first) as columns on stock type `t`, those that price out at `y`.
+fn priced_out<'a>(
+    inst: &'a Instance,
+    t: usize,
+    y: &'a [f64],
+    patterns: Vec<(f64, Vec<u32>)>,
+) -> impl Iterator<Item = Column> + 'a {
+    patterns.into_iter().filter_map(move |(_, counts)| {
+        (inst.cost[t] - worth(&counts, y) < -1e-9).then(|| Column {
+            stock: t,
+            counts,
+            cost: inst.cost[t],
+        })
+    })
 }
 
 /// Keeps the pattern `counts` on stock type `t`, worth `value` in duals, if it prices out and
@@ -556,16 +586,6 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
             inst,
         );
     }
-    tracing::debug!(
-        taken = bars.len(),
-        residual_items = residual.iter().sum::<u32>(),
-        residual_size = residual
-            .iter()
-            .zip(&inst.size)
-            .map(|(&r, &s)| r as i64 * s)
-            .sum::<i64>(),
-        "rounded down"
-    );
     greedy_rest(inst, &residual, &mut bars).then_some(bars)
 }
 
@@ -582,7 +602,7 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
 fn dive(
     inst: &Instance,
     root: &Master,
-    deadline: Instant,
+    deadline: Deadline,
     round: u64,
     incumbent: f64,
     backtracks: u64,
@@ -598,12 +618,9 @@ fn dive(
     d.go(root.clone(), inst.demand.clone(), Vec::new())
 }
 
-/// Columns tried at each step of a dive.
-const DIVE_WIDTH: usize = 3;
-
 struct Dive<'a> {
     inst: &'a Instance,
-    deadline: Instant,
+    deadline: Deadline<'a>,
     incumbent: f64,
     seed: u64,
     shuffle: bool,
@@ -618,20 +635,42 @@ impl Dive<'_> {
         (self.seed % n.max(1) as u64) as usize
     }
 
-    /// True when the LP of `master` (over the pieces left) shows that the bars taken cannot
-    /// lead to a plan better than the incumbent.
     /// True when `bound` (on the LP of the pieces left, from a column generation that ended)
     /// shows that the bars taken cannot lead to a plan better than the incumbent.
     fn hopeless(&self, done: bool, bound: f64, bars: &[Bar]) -> bool {
-        if !done {
-            return false;
+        done && value_of(self.inst, bars) + round_up(self.inst, bound) >= self.incumbent - EPS
+    }
+
+    /// Takes `taken` ((column, copies) each) into `bars`, lowers the LP's demand by it and
+    /// prices what is left. None when it gives no piece still wanted; else whether the dive
+    /// is now hopeless.
+    fn advance(
+        &self,
+        master: &mut Master,
+        residual: &mut Vec<u32>,
+        bars: &mut Vec<Bar>,
+        taken: &[(usize, u32)],
+    ) -> Option<bool> {
+        let before: u32 = residual.iter().sum();
+        for &(j, copies) in taken {
+            take(&master.cols[j], copies, residual, bars, self.inst);
         }
-        let rest = if self.inst.integral_costs {
-            (bound - 1e-6).ceil()
-        } else {
-            bound
-        };
-        value_of(self.inst, bars) + rest >= self.incumbent - EPS
+        if residual.iter().sum::<u32>() == before {
+            return None;
+        }
+        master.fix(taken);
+        master.trim_to(residual);
+        if residual.iter().all(|&r| r == 0) {
+            return Some(false);
+        }
+        let (done, bound) = column_generation(self.inst, master, residual, self.deadline);
+        tracing::trace!(
+            done,
+            lp = master.objective(),
+            bars = bars.len(),
+            "dive step"
+        );
+        Some(self.hopeless(done, bound, bars))
     }
 
     fn go(
@@ -646,35 +685,19 @@ impl Dive<'_> {
             if residual.iter().all(|&r| r == 0) {
                 return Some(bars);
             }
-            if Instant::now() >= self.deadline {
+            if self.deadline.passed() {
                 return greedy_rest(inst, &residual, &mut bars).then_some(bars);
             }
-            let before: u32 = residual.iter().sum();
-            let mut taken = Vec::new();
-            for (j, x) in master.solution() {
-                let whole = (x + 1e-4).floor() as u32;
-                if whole > 0 {
-                    take(&master.cols[j], whole, &mut residual, &mut bars, inst);
-                    taken.push((j, whole));
-                }
-            }
-            master.fix(&taken);
-            if residual.iter().sum::<u32>() == before {
-                break;
-            }
-            master.trim_to(&residual);
-            if residual.iter().any(|&r| r > 0) {
-                let (done, bound) = column_generation(inst, &mut master, &residual, self.deadline);
-                tracing::trace!(
-                    done,
-                    lp = master.objective(),
-                    bars = bars.len(),
-                    left = residual.iter().sum::<u32>(),
-                    "dive wholes"
-                );
-                if self.hopeless(done, bound, &bars) {
-                    return None;
-                }
+            let whole: Vec<(usize, u32)> = master
+                .solution()
+                .into_iter()
+                .map(|(j, x)| (j, (x + 1e-4).floor() as u32))
+                .filter(|&(_, copies)| copies > 0)
+                .collect();
+            match self.advance(&mut master, &mut residual, &mut bars, &whole) {
+                None => break,
+                Some(true) => return None,
+                Some(false) => {}
             }
         }
         // one bar of a column used in part: the most used first
@@ -691,47 +714,33 @@ impl Dive<'_> {
             return greedy_rest(inst, &residual, &mut bars).then_some(bars);
         }
         let last = sol.len() - 1;
+        let mut node = Some((master, residual, bars));
         for (k, &(j, _)) in sol.iter().enumerate() {
-            // the last choice reuses this node's state instead of a copy
+            // the last choice takes this node's state instead of a copy
             let (mut m, mut r, mut b) = if k == last {
-                (
-                    std::mem::replace(&mut master, Master::new(&[], vec![], vec![])),
-                    std::mem::take(&mut residual),
-                    std::mem::take(&mut bars),
-                )
+                node.take()
+                    .expect("the node is taken only by the last choice")
             } else {
-                (master.clone(), residual.clone(), bars.clone())
+                let (m, r, b) = node
+                    .as_ref()
+                    .expect("the node is taken only by the last choice");
+                (m.clone(), r.clone(), b.clone())
             };
-            let before: u32 = r.iter().sum();
-            take(&m.cols[j].clone(), 1, &mut r, &mut b, inst);
-            m.fix(&[(j, 1)]);
-            if r.iter().sum::<u32>() == before {
-                continue;
-            }
-            m.trim_to(&r);
-            if r.iter().any(|&x| x > 0) {
-                let t0 = Instant::now();
-                let (done, bound) = column_generation(inst, &mut m, &r, self.deadline);
-                tracing::trace!(
-                    left = r.iter().sum::<u32>(),
-                    cg = t0.elapsed().as_secs_f64(),
-                    lp = m.objective(),
-                    bars = b.len(),
-                    k,
-                    "dive step"
-                );
-                if self.hopeless(done, bound, &b) {
+            match self.advance(&mut m, &mut r, &mut b, &[(j, 1)]) {
+                None => continue,
+                Some(true) => {
                     if self.backtracks_left == 0 {
                         return None;
                     }
                     self.backtracks_left -= 1;
                     continue;
                 }
+                Some(false) => {}
             }
             if let Some(plan) = self.go(m, r, b) {
                 return Some(plan);
             }
-            if Instant::now() >= self.deadline || self.backtracks_left == 0 {
+            if self.deadline.passed() || self.backtracks_left == 0 {
                 return None;
             }
         }

@@ -23,15 +23,7 @@ pub enum NestError {
     Invalid(String),
 }
 
-/// Stops a running nest; the engine returns the best layout found so far.
-#[derive(Default, Debug)]
-pub struct CancelHandle(AtomicBool);
-
-impl CancelHandle {
-    pub fn cancel(&self) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-}
+pub use crate::cancel::CancelHandle;
 
 /// One unit of demand.
 #[derive(Clone, Copy, Debug)]
@@ -492,7 +484,7 @@ fn compact_last_sheet(
         );
         let budget = Budget {
             deadline: phase_deadline,
-            cancel: &cancel.0,
+            cancel: cancel.flag(),
             stop: target_reached,
             max_rounds,
         };

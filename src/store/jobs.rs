@@ -296,17 +296,6 @@ impl Store {
         Ok(true)
     }
 
-    /// Returns jobs whose lease expired to the queue, or fails them after `max_attempts`.
-    /// Returns (requeued, failed).
-    pub async fn rescue_expired(
-        &self,
-        max_attempts: i64,
-        now_ms: i64,
-    ) -> Result<(u64, u64), StoreError> {
-        self.take_back(Lost::Expired, max_attempts, now_ms, |_, _, _| None)
-            .await
-    }
-
     /// Takes back running jobs whose worker is gone (`Lost::Expired`: the lease ran out;
     /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
     /// A job interrupted `max_attempts` times is failed instead of queued again (a job that
@@ -318,7 +307,7 @@ impl Store {
         lost: Lost,
         max_attempts: i64,
         now_ms: i64,
-        error_body: impl Fn(&str, &str, &str) -> Option<String>,
+        error_body: impl Fn(&str, &str, &str) -> String,
     ) -> Result<(u64, u64), StoreError> {
         // Lost::All uses a cut-off no lease can be beyond
         let cutoff = match lost {
@@ -345,7 +334,8 @@ impl Store {
                 row.get("error"),
                 row.get("webhook_uri"),
             );
-            if let (Some(uri), Some(body)) = (uri, error_body(&id, &kind, &error)) {
+            if let Some(uri) = uri {
+                let body = error_body(&id, &kind, &error);
                 super::outbox::insert(
                     &mut tx,
                     &id,
@@ -369,15 +359,6 @@ impl Store {
         .rows_affected();
         tx.commit().await?;
         Ok((requeued, failed.len() as u64))
-    }
-
-    /// At the start of a single-process server every Running job is an orphan: back to the
-    /// queue (or failed after `max_attempts`, see `take_back`).
-    pub async fn recover_orphans(&self) -> Result<u64, StoreError> {
-        Ok(self
-            .take_back(Lost::All, i64::MAX, 0, |_, _, _| None)
-            .await?
-            .0)
     }
 
     pub async fn status(&self, id: &str) -> Result<Option<JobStatus>, StoreError> {

@@ -27,6 +27,15 @@ impl std::fmt::Display for FieldError {
     }
 }
 
+/// Every problem of a request on one line (for a job's stored error).
+pub fn describe(errors: &[FieldError]) -> String {
+    errors
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Parses a JSON body; a syntax error or a wrongly typed field names where it is.
 pub fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, FieldError> {
     let de = &mut serde_json::Deserializer::from_slice(body);
@@ -64,10 +73,12 @@ pub struct Converted {
     pub report_intermediate_results: bool,
 }
 
-struct Errors(Vec<FieldError>);
+/// Every problem found in one request, collected.
+#[derive(Default)]
+pub(super) struct Errors(pub(super) Vec<FieldError>);
 
 impl Errors {
-    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+    pub(super) fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.0.push(FieldError {
             field: field.into(),
             message: message.into(),
@@ -76,7 +87,7 @@ impl Errors {
     /// Parses a lenient enumeration (DESIGN 5.1): name in any case, without `_`, `-` or spaces,
     /// or the value's integer index. Unknown values list the allowed ones. An option whose name
     /// starts with `~` is an alias (another spelling): accepted, but neither listed nor indexed.
-    fn pick<T: Copy>(
+    pub(super) fn pick<T: Copy>(
         &mut self,
         field: &str,
         value: Option<&str>,
@@ -109,12 +120,45 @@ impl Errors {
         );
         default
     }
-    fn non_negative(&mut self, field: &str, v: f64) -> f64 {
+    pub(super) fn non_negative(&mut self, field: &str, v: f64) -> f64 {
         if v.is_finite() && v >= 0.0 {
             v
         } else {
             self.add(field, format!("must be a number of at least 0 (got {v})"));
             0.0
+        }
+    }
+
+    /// MaxRunTimeSeconds: 0 means `default`; at most MAX_RUN_TIME_S.
+    pub(super) fn run_time(&mut self, field: &str, run: f64, default: f64) -> f64 {
+        if run == 0.0 {
+            default
+        } else if run.is_finite() && run > 0.0 && run <= MAX_RUN_TIME_S {
+            run
+        } else {
+            self.add(
+                field,
+                format!("must be between 0 and {MAX_RUN_TIME_S} seconds (0 means {default})"),
+            );
+            default
+        }
+    }
+
+    /// ResultsWebhookUri: an absolute HTTPS URL; absent or blank is refused when `required`.
+    pub(super) fn webhook(&mut self, value: Option<&str>, required: bool) -> Option<url::Url> {
+        match value.filter(|u| !u.trim().is_empty()) {
+            Some(u) => crate::webhook::parse_target(u)
+                .map_err(|why| self.add("ResultsWebhookUri", why))
+                .ok(),
+            None => {
+                if required {
+                    self.add(
+                        "ResultsWebhookUri",
+                        "missing: an absolute HTTPS URL is required",
+                    );
+                }
+                None
+            }
         }
     }
 }
@@ -254,20 +298,11 @@ fn import_options(e: &mut Errors, s: Option<&ImportSettings>, at: &str) -> Impor
 
 fn settings(e: &mut Errors, s: &NestSettings, at: &str, warnings: &mut Vec<String>) -> Settings {
     let f = |name: &str| format!("{at}.{name}");
-    let run = s.max_run_time_seconds;
-    let max_run_time_s = if run == 0.0 {
-        DEFAULT_RUN_TIME_S
-    } else if run.is_finite() && run > 0.0 && run <= MAX_RUN_TIME_S {
-        run
-    } else {
-        e.add(
-            f("MaxRunTimeSeconds"),
-            format!(
-                "must be between 0 and {MAX_RUN_TIME_S} seconds (0 means {DEFAULT_RUN_TIME_S})"
-            ),
-        );
-        DEFAULT_RUN_TIME_S
-    };
+    let max_run_time_s = e.run_time(
+        &f("MaxRunTimeSeconds"),
+        s.max_run_time_seconds,
+        DEFAULT_RUN_TIME_S,
+    );
     let utilisation_target = match s.utilisation_stop_target {
         None => None,
         Some(t) if t == 0.0 => None,
@@ -699,31 +734,9 @@ pub fn to_submission(
     default_kind: GeometryKind,
 ) -> Result<Submission, Vec<FieldError>> {
     let start_now = req.automatically_start_nesting.unwrap_or(true);
-    let mut errors = Vec::new();
-    let webhook = match req
-        .results_webhook_uri
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-    {
-        Some(u) => match crate::webhook::parse_target(u) {
-            Ok(url) => Some(url),
-            Err(why) => {
-                errors.push(FieldError {
-                    field: "ResultsWebhookUri".into(),
-                    message: why,
-                });
-                None
-            }
-        },
-        None if start_now => {
-            errors.push(FieldError {
-                field: "ResultsWebhookUri".into(),
-                message: "missing: an absolute HTTPS URL is required".into(),
-            });
-            None
-        }
-        None => None,
-    };
+    let mut e = Errors::default();
+    let webhook = e.webhook(req.results_webhook_uri.as_deref(), start_now);
+    let mut errors = e.0;
     let converted = match &req.request {
         Some(r) => to_problem(r, default_kind, "Request")
             .map_err(|e| errors.extend(e))

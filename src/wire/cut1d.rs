@@ -2,9 +2,8 @@
 //! `nest1d::Problem` with field-level errors, and the 1D result (the body of
 //! POST /v1/nesting/1D/result and the Result of the Nesting1DWebhookPayload).
 
-use super::convert::{FieldError, MAX_PART_INSTANCES, MAX_RUN_TIME_S};
+use super::convert::{Errors, FieldError, MAX_PART_INSTANCES};
 use super::results::{STATUS_COMPLETE, STATUS_ERROR};
-use crate::lenient::enum_key;
 use crate::nest1d::{Objective, Piece, Plan, Problem, Stock};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -101,90 +100,68 @@ pub struct Submission1D {
     pub webhook: url::Url,
 }
 
-/// Collects field errors while reading one request.
-struct Reader {
-    errors: Vec<FieldError>,
+/// The objectives by their wire names (the `~` ones are accepted spellings, DESIGN 5.1).
+const OBJECTIVES: &[(&str, Objective)] = &[
+    ("MinimiseStock", Objective::MinimiseStock),
+    ("MinimiseWaste", Objective::MinimiseWaste),
+    ("MinimiseCost", Objective::MinimiseCost),
+    ("~MinimizeStock", Objective::MinimiseStock),
+    ("~MinimizeWaste", Objective::MinimiseWaste),
+    ("~MinimizeCost", Objective::MinimiseCost),
+];
+
+/// A length in (0, MAX_LENGTH_MM].
+fn length(e: &mut Errors, v: Option<f64>, field: String) -> f64 {
+    match v {
+        None => {
+            e.add(field, "missing: a length in mm above 0");
+            0.0
+        }
+        Some(l) if !(l.is_finite() && l > 0.0 && l <= MAX_LENGTH_MM) => {
+            e.add(
+                field,
+                format!("{l} is not a length in mm above 0 and at most {MAX_LENGTH_MM}"),
+            );
+            0.0
+        }
+        Some(l) => l,
+    }
 }
 
-impl Reader {
-    fn error(&mut self, field: String, message: impl Into<String>) {
-        self.errors.push(FieldError {
+/// A length in [0, MAX_LENGTH_MM]; absent is 0.
+fn allowance(e: &mut Errors, v: Option<f64>, field: &str) -> f64 {
+    match v {
+        Some(l) if l > MAX_LENGTH_MM => {
+            e.add(field, format!("{l} is longer than {MAX_LENGTH_MM} mm"));
+            0.0
+        }
+        v => e.non_negative(field, v.unwrap_or(0.0)),
+    }
+}
+
+/// A whole number of at least `least`.
+fn count(e: &mut Errors, v: f64, least: u32, field: String) -> u32 {
+    if !(v.is_finite() && v.fract() == 0.0 && v >= least as f64 && v <= u32::MAX as f64) {
+        e.add(
             field,
-            message: message.into(),
-        });
+            format!("{v} is not a whole number of at least {least}"),
+        );
+        return least;
     }
-
-    /// A length in (0, MAX_LENGTH_MM].
-    fn length(&mut self, v: Option<f64>, field: String) -> f64 {
-        match v {
-            None => {
-                self.error(field, "missing: a length in mm above 0");
-                0.0
-            }
-            Some(l) if !(l.is_finite() && l > 0.0 && l <= MAX_LENGTH_MM) => {
-                self.error(
-                    field,
-                    format!("{l} is not a length in mm above 0 and at most {MAX_LENGTH_MM}"),
-                );
-                0.0
-            }
-            Some(l) => l,
-        }
-    }
-
-    /// A length in [0, MAX_LENGTH_MM]; absent is 0.
-    fn allowance(&mut self, v: Option<f64>, field: &str) -> f64 {
-        match v {
-            Some(l) if !(l.is_finite() && (0.0..=MAX_LENGTH_MM).contains(&l)) => {
-                self.error(
-                    field.into(),
-                    format!("{l} is not a length in mm of at least 0"),
-                );
-                0.0
-            }
-            v => v.unwrap_or(0.0),
-        }
-    }
-
-    /// A whole number of at least `least`.
-    fn count(&mut self, v: f64, least: u32, field: String) -> u32 {
-        if !(v.is_finite() && v.fract() == 0.0 && v >= least as f64 && v <= u32::MAX as f64) {
-            self.error(
-                field,
-                format!("{v} is not a whole number of at least {least}"),
-            );
-            return least;
-        }
-        v as u32
-    }
+    v as u32
 }
 
 /// Validates a 1D submission: every problem found, each naming its field by JSON path.
 pub fn to_submission_1d(body: &Nesting1DRequestBody) -> Result<Submission1D, Vec<FieldError>> {
-    let mut r = Reader { errors: Vec::new() };
-    let webhook = match body
-        .results_webhook_uri
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-    {
-        Some(u) => crate::webhook::parse_target(u)
-            .map_err(|why| r.error("ResultsWebhookUri".into(), why))
-            .ok(),
-        None => {
-            r.error(
-                "ResultsWebhookUri".into(),
-                "missing: an absolute HTTPS URL is required",
-            );
-            None
-        }
-    };
+    let mut e = Errors::default();
+    let webhook = e.webhook(body.results_webhook_uri.as_deref(), true);
     let Some(req) = &body.request else {
-        r.error("Request".into(), "missing: Stock and Parts are required");
-        return Err(r.errors);
+        e.add("Request", "missing: Stock and Parts are required");
+        return Err(e.0);
     };
     let stock: Vec<Stock> = match req.stock.as_deref() {
         None | Some([]) => {
-            r.error("Request.Stock".into(), "missing: at least one stock length");
+            e.add("Request.Stock", "missing: at least one stock length");
             Vec::new()
         }
         Some(list) => list
@@ -192,26 +169,14 @@ pub fn to_submission_1d(body: &Nesting1DRequestBody) -> Result<Submission1D, Vec
             .enumerate()
             .map(|(k, s)| {
                 let at = |f: &str| format!("Request.Stock[{k}].{f}");
-                let length = r.length(s.length, at("Length"));
-                let quantity = match s.quantity {
-                    None => None,
-                    Some(q) => match r.count(q, 0, at("Quantity")) {
-                        0 => None,
-                        n => Some(n),
-                    },
-                };
-                let cost = match s.cost {
-                    Some(c) if !(c.is_finite() && c >= 0.0) => {
-                        r.error(at("Cost"), format!("{c} is not a cost of at least 0"));
-                        0.0
-                    }
-                    c => c.unwrap_or(0.0),
-                };
                 Stock {
                     id: identifier(&s.identifier, 'S', k),
-                    length,
-                    quantity,
-                    cost,
+                    length: length(&mut e, s.length, at("Length")),
+                    quantity: s
+                        .quantity
+                        .map(|q| count(&mut e, q, 0, at("Quantity")))
+                        .filter(|&q| q > 0),
+                    cost: e.non_negative(&at("Cost"), s.cost.unwrap_or(0.0)),
                     priority: s.priority.unwrap_or(0),
                 }
             })
@@ -219,7 +184,7 @@ pub fn to_submission_1d(body: &Nesting1DRequestBody) -> Result<Submission1D, Vec
     };
     let pieces: Vec<Piece> = match req.parts.as_deref() {
         None | Some([]) => {
-            r.error("Request.Parts".into(), "missing: at least one part");
+            e.add("Request.Parts", "missing: at least one part");
             Vec::new()
         }
         Some(list) => list
@@ -227,13 +192,13 @@ pub fn to_submission_1d(body: &Nesting1DRequestBody) -> Result<Submission1D, Vec
             .enumerate()
             .map(|(k, p)| {
                 let at = |f: &str| format!("Request.Parts[{k}].{f}");
-                let length = r.length(p.length, at("Length"));
+                let length = length(&mut e, p.length, at("Length"));
                 let quantity = match p.quantity {
                     None => {
-                        r.error(at("Quantity"), "missing: how many to cut (at least 1)");
+                        e.add(at("Quantity"), "missing: how many to cut (at least 1)");
                         1
                     }
-                    Some(q) => r.count(q, 1, at("Quantity")),
+                    Some(q) => count(&mut e, q, 1, at("Quantity")),
                 };
                 Piece {
                     id: identifier(&p.identifier, 'P', k),
@@ -245,55 +210,32 @@ pub fn to_submission_1d(body: &Nesting1DRequestBody) -> Result<Submission1D, Vec
     };
     let total: u64 = pieces.iter().map(|p| p.quantity as u64).sum();
     if total > MAX_PART_INSTANCES {
-        r.error(
-            "Request.Parts".into(),
+        e.add(
+            "Request.Parts",
             format!("{total} pieces in all: at most {MAX_PART_INSTANCES} per nest"),
         );
     }
-    let kerf = r.allowance(req.kerf, "Request.Kerf");
-    let start_trim = r.allowance(req.start_trim, "Request.StartTrim");
-    let end_trim = r.allowance(req.end_trim, "Request.EndTrim");
-    let max_time_s = match req.max_run_time_seconds {
-        None => DEFAULT_RUN_TIME_1D_S,
-        Some(t) if t == 0.0 => DEFAULT_RUN_TIME_1D_S,
-        Some(t) if t.is_finite() && t > 0.0 && t <= MAX_RUN_TIME_S => t,
-        Some(t) => {
-            r.error(
-                "Request.MaxRunTimeSeconds".into(),
-                format!("{t} is not a number of seconds above 0 and at most {MAX_RUN_TIME_S}"),
-            );
-            DEFAULT_RUN_TIME_1D_S
-        }
-    };
-    let objective = match req.objective.as_deref().map(enum_key).as_deref() {
-        None | Some("") | Some("minimisestock") | Some("minimizestock") => Objective::MinimiseStock,
-        Some("minimisewaste") | Some("minimizewaste") => Objective::MinimiseWaste,
-        Some("minimisecost") | Some("minimizecost") => Objective::MinimiseCost,
-        Some(_) => {
-            r.error(
-                "Request.Objective".into(),
-                format!(
-                    "'{}' is not one of MinimiseStock, MinimiseWaste, MinimiseCost",
-                    req.objective.as_deref().unwrap_or_default()
-                ),
-            );
-            Objective::MinimiseStock
-        }
+    let problem = Problem {
+        stock,
+        pieces,
+        kerf: allowance(&mut e, req.kerf, "Request.Kerf"),
+        start_trim: allowance(&mut e, req.start_trim, "Request.StartTrim"),
+        end_trim: allowance(&mut e, req.end_trim, "Request.EndTrim"),
+        max_time_s: e.run_time(
+            "Request.MaxRunTimeSeconds",
+            req.max_run_time_seconds.unwrap_or(0.0),
+            DEFAULT_RUN_TIME_1D_S,
+        ),
+        objective: e.pick(
+            "Request.Objective",
+            req.objective.as_deref(),
+            Objective::MinimiseStock,
+            OBJECTIVES,
+        ),
     };
     match webhook {
-        Some(webhook) if r.errors.is_empty() => Ok(Submission1D {
-            problem: Problem {
-                stock,
-                pieces,
-                kerf,
-                start_trim,
-                end_trim,
-                max_time_s,
-                objective,
-            },
-            webhook,
-        }),
-        _ => Err(r.errors),
+        Some(webhook) if e.0.is_empty() => Ok(Submission1D { problem, webhook }),
+        _ => Err(e.0),
     }
 }
 
@@ -304,12 +246,21 @@ fn identifier(given: &Option<String>, prefix: char, k: usize) -> String {
     }
 }
 
+/// Whether a 1D nest produced a plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+pub enum Status1D {
+    /// A plan exists.
+    #[default]
+    Success,
+    /// The nest ran (or the request was refused) and nothing was cut: StatusReport says why.
+    Failure,
+}
+
 /// The 1D result.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 pub struct Nesting1DResult {
-    /// Success when a plan exists, Failure when the nest ran but nothing could be cut.
     #[serde(rename = "Status")]
-    pub status: String,
+    pub status: Status1D,
     /// What the plan is (proven optimal, or the gap to the best bound; pieces left uncut and
     /// why), or why nothing could be cut.
     #[serde(rename = "StatusReport")]
@@ -452,23 +403,24 @@ impl Nesting1DWebhookPayload {
     pub fn of(request_id: &str, result: Nesting1DResult) -> Nesting1DWebhookPayload {
         Nesting1DWebhookPayload {
             request_id: request_id.into(),
-            nesting_status: if result.status == "Success" {
-                STATUS_COMPLETE
-            } else {
-                STATUS_ERROR
+            nesting_status: match result.status {
+                Status1D::Success => STATUS_COMPLETE,
+                Status1D::Failure => STATUS_ERROR,
             },
             result,
         }
     }
 }
 
-/// The result of a job that failed before it had a plan.
-pub fn failed_1d(code: &str, report: &str) -> Nesting1DResult {
-    Nesting1DResult {
-        status: "Failure".into(),
-        status_report: report.into(),
-        result: None,
-        response_status: Some(ResponseStatus::new(code, report, &[])),
+impl Nesting1DResult {
+    /// No plan: `report` says why, ResponseStatus carries `code` and the fields at fault.
+    pub fn failure(code: &str, report: &str, errors: &[FieldError]) -> Nesting1DResult {
+        Nesting1DResult {
+            status: Status1D::Failure,
+            status_report: report.into(),
+            result: None,
+            response_status: Some(ResponseStatus::new(code, report, errors)),
+        }
     }
 }
 
@@ -513,11 +465,10 @@ pub fn result_1d(problem: &Problem, plan: &Plan) -> Nesting1DResult {
             reason: why.clone(),
         })
         .collect();
-    let objective = match problem.objective {
-        Objective::MinimiseStock => "MinimiseStock",
-        Objective::MinimiseWaste => "MinimiseWaste",
-        Objective::MinimiseCost => "MinimiseCost",
-    };
+    let objective = OBJECTIVES
+        .iter()
+        .find(|(_, o)| *o == problem.objective)
+        .map_or("", |(name, _)| name);
     let unplaced: u64 = unplaced_parts
         .iter()
         .map(|u| u.unplaced_quantity as u64)
@@ -537,13 +488,7 @@ pub fn result_1d(problem: &Problem, plan: &Plan) -> Nesting1DResult {
         String::new()
     };
     if nests.is_empty() {
-        let report = format!("nothing could be cut{left}");
-        return Nesting1DResult {
-            status: "Failure".into(),
-            status_report: report.clone(),
-            result: None,
-            response_status: Some(ResponseStatus::new("NothingCut", &report, &[])),
-        };
+        return Nesting1DResult::failure("NothingCut", &format!("nothing could be cut{left}"), &[]);
     }
     let quality = if plan.proven_optimal {
         format!("{objective} {} (proven optimal)", plan.value)
@@ -554,7 +499,7 @@ pub fn result_1d(problem: &Problem, plan: &Plan) -> Nesting1DResult {
         )
     };
     Nesting1DResult {
-        status: "Success".into(),
+        status: Status1D::Success,
         status_report: format!("{} bars; {quality}{left}", plan.bars()),
         result: Some(Plan1D {
             number_of_unique_nests: nests.len(),

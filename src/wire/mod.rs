@@ -9,7 +9,13 @@ pub mod results;
 pub mod types;
 
 pub use convert::{
-    parse_json, to_problem, to_submission, Converted, FieldError, GeometryKind, Submission,
+    describe, parse_json, to_problem, to_submission, Converted, FieldError, GeometryKind,
+    Submission,
 };
 pub use responses::*;
 pub use types::*;
+
+/// A wire type as JSON text (they always serialize).
+pub fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("wire types serialize")
+}
