@@ -158,9 +158,12 @@ enum BenchCmd {
         /// Time limit per instance, in seconds.
         #[arg(long, default_value_t = 2.0)]
         time: f64,
-        /// Only classes whose name contains this.
+        /// Only classes whose name contains this (or the one instance of this name).
         #[arg(long)]
         class: Option<String>,
+        /// Also a line per instance: bars, optimum, whether proven, seconds.
+        #[arg(long)]
+        each: bool,
     },
     /// Whole-map overlap evaluations per second (positions x orientations) on each backend:
     /// the CPU backend, and the GPU backend when a Vulkan adapter exists.
@@ -295,8 +298,14 @@ fn run(cli: Cli) -> Result<()> {
             compute.as_deref(),
         ),
         Cmd::Bench {
-            which: BenchCmd::Bpp { dir, time, class },
-        } => bench_bpp(&dir, time, class.as_deref()),
+            which:
+                BenchCmd::Bpp {
+                    dir,
+                    time,
+                    class,
+                    each,
+                },
+        } => bench_bpp(&dir, time, class.as_deref(), each),
         Cmd::Bench {
             which:
                 BenchCmd::Kernels {
@@ -441,7 +450,7 @@ fn bench_kernels(budget: f64, max_sheet: u32, cpu_only: bool) -> Result<()> {
     Ok(())
 }
 
-fn bench_bpp(dir: &std::path::Path, time: f64, only: Option<&str>) -> Result<()> {
+fn bench_bpp(dir: &std::path::Path, time: f64, only: Option<&str>, each: bool) -> Result<()> {
     use kerf::bench::bpp;
     let known: Vec<bpp::Known> = bpp::optima(dir)?
         .into_iter()
@@ -477,6 +486,16 @@ fn bench_bpp(dir: &std::path::Path, time: f64, only: Option<&str>) -> Result<()>
         let mut outcomes = Vec::new();
         for k in known.iter().filter(|k| &k.class == c) {
             let o = bpp::run_one(dir, k, time)?;
+            if each {
+                println!(
+                    "  {:<30} {:>5} bars, optimum {:>5}{} {:>7.3} s",
+                    o.name,
+                    o.bars,
+                    o.optimum,
+                    if o.proven { ", proven" } else { "        " },
+                    o.seconds
+                );
+            }
             if o.bars > o.optimum {
                 missed.push(format!(
                     "{} ({} bars, optimum {})",

@@ -267,10 +267,10 @@ fn solve_lp(m: &mut master::Master) {
     panic!("the simplex did not end");
 }
 
-#[test]
-fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
-    use master::{Column, Master};
-    // pieces of 40, 30, 20 and 15 on bars of 100: a few patterns besides the homogeneous ones
+/// A small master: pieces of 40, 30, 20 and 15 on bars of 100, the homogeneous patterns
+/// (for `demand`) and a few mixed ones.
+fn small_master_columns(demand: &[u32]) -> (Vec<master::Column>, Vec<master::Column>) {
+    use master::Column;
     let counts = [
         [2, 0, 1, 0],
         [1, 2, 0, 0],
@@ -280,22 +280,20 @@ fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
         [1, 0, 0, 4],
         [0, 2, 0, 2],
     ];
-    let homogeneous = |demand: &[u32]| -> Vec<Column> {
-        [2u32, 3, 5, 6]
-            .iter()
-            .enumerate()
-            .map(|(i, &k)| {
-                let mut c = vec![0; 4];
-                c[i] = k.min(demand[i].max(1));
-                Column {
-                    stock: 0,
-                    counts: c,
-                    cost: 1.0,
-                }
-            })
-            .collect()
-    };
-    let extra: Vec<Column> = counts
+    let homogeneous = [2u32, 3, 5, 6]
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let mut c = vec![0; 4];
+            c[i] = k.min(demand[i].max(1));
+            Column {
+                stock: 0,
+                counts: c,
+                cost: 1.0,
+            }
+        })
+        .collect();
+    let extra = counts
         .iter()
         .map(|c| Column {
             stock: 0,
@@ -303,8 +301,15 @@ fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
             cost: 1.0,
         })
         .collect();
+    (homogeneous, extra)
+}
+
+#[test]
+fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
+    use master::Master;
     let demand = [9u32, 8, 11, 13];
-    let mut lp = Master::new(&demand, homogeneous(&demand), extra.clone());
+    let (homogeneous, extra) = small_master_columns(&demand);
+    let mut lp = Master::new(&demand, homogeneous.clone(), extra);
     solve_lp(&mut lp);
     // take one bar of each column the LP uses, one after the other, and compare each time
     let mut left = demand.to_vec();
@@ -318,7 +323,7 @@ fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
         }
         lp.fix(&[(j, 1)]);
         solve_lp(&mut lp);
-        let mut fresh = Master::new(&left, homogeneous(&demand), lp.cols[4..].to_vec());
+        let mut fresh = Master::new(&left, homogeneous.clone(), lp.cols[4..].to_vec());
         solve_lp(&mut fresh);
         assert!(
             (lp.dual_bound() - fresh.dual_bound()).abs() < 1e-6,
@@ -329,6 +334,49 @@ fn lowering_the_demand_in_place_gives_the_lp_solved_afresh() {
         );
         assert!((lp.objective() - fresh.objective()).abs() < 1e-4);
     }
+}
+
+#[test]
+fn perturbed_costs_move_the_lp_solution_and_keep_its_bound_valid() {
+    use master::Master;
+    let demand = [9u32, 8, 11, 13];
+    let (homogeneous, extra) = small_master_columns(&demand);
+    let mut lp = Master::new(&demand, homogeneous, extra);
+    solve_lp(&mut lp);
+    let (value, used) = (lp.objective(), lp.solution());
+    let mut moved = 0;
+    for seed in 1..=20u64 {
+        let mut perturbed = lp.clone();
+        perturbed.perturb_costs(seed);
+        solve_lp(&mut perturbed);
+        // the duals bound the true LP from below, within the perturbation (1e-5 of the value)
+        let bound = perturbed.dual_bound();
+        assert!(
+            bound <= value + 1e-6,
+            "seed {seed}: bound {bound} above the LP {value}"
+        );
+        assert!(
+            bound >= value * (1.0 - 1e-5) - 1e-6,
+            "seed {seed}: bound {bound}"
+        );
+        // and its solution costs, at the true costs, at most that much more than the LP's
+        let cost = perturbed.objective();
+        assert!(
+            cost >= value - 1e-6 && cost <= value * (1.0 + 1.1e-5) + 1e-6,
+            "seed {seed}: {cost}"
+        );
+        moved += usize::from(
+            perturbed
+                .solution()
+                .iter()
+                .map(|s| s.0)
+                .ne(used.iter().map(|s| s.0)),
+        );
+    }
+    assert!(
+        moved > 0,
+        "no seed moved the LP to another optimal solution"
+    );
 }
 
 #[test]

@@ -33,6 +33,11 @@ pub struct Master {
     pivots: usize,
     /// Columns that give more pieces than the demand left (see `trim_to`): never entered again.
     retired: Vec<bool>,
+    /// The cost of each column as the simplex sees it: its own, less a small amount drawn
+    /// from `seed` and its pattern when the costs are perturbed (see `perturb_costs`).
+    price: Vec<f64>,
+    /// The seed of the cost perturbation; 0 for none.
+    seed: u64,
     /// Pivots in a row that did not move the solution; past `BLAND_AFTER`, Bland's rule
     /// (first improving variable, smallest leaving variable) so degenerate steps cannot cycle.
     stalled: usize,
@@ -47,6 +52,8 @@ const RETIRED_COST: f64 = 1000.0;
 const HARRIS: f64 = 1e-9;
 /// The largest perturbation of a demand (see `Master::new`).
 const PERTURBATION: f64 = 1e-6;
+/// The largest relative cost perturbation (see `Master::perturb_costs`).
+const COST_NOISE: f64 = 1e-5;
 /// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
 const REFACTOR_EVERY: usize = 128;
 
@@ -62,6 +69,7 @@ impl Master {
         // (`dual_bound`), so the perturbation never weakens them
         let sparse = cols.iter().map(sparse_of).collect();
         let retired = vec![false; cols.len()];
+        let price = cols.iter().map(|c| c.cost).collect();
         let mut master = Master {
             m,
             demand: demand
@@ -77,6 +85,8 @@ impl Master {
             cols,
             pivots: 0,
             retired,
+            price,
+            seed: 0,
             stalled: 0,
         };
         master.refactor();
@@ -99,8 +109,8 @@ impl Master {
     /// The cost the simplex works with: a retired column's is `RETIRED_COST` times its own.
     fn cost(&self, v: Var) -> f64 {
         match v {
-            Var::Col(j) if self.retired[j] => self.cols[j].cost * RETIRED_COST,
-            Var::Col(j) => self.cols[j].cost,
+            Var::Col(j) if self.retired[j] => self.price[j] * RETIRED_COST,
+            Var::Col(j) => self.price[j],
             Var::Surplus(_) => 0.0,
         }
     }
@@ -131,18 +141,27 @@ impl Master {
                     inv.swap(p * m + c, col * m + c);
                 }
             }
+            // columns left of `col` are already unit vectors: row `col` is zero there
             let d = a[col * m + col];
-            for c in 0..m {
+            for c in col..m {
                 a[col * m + c] /= d;
+            }
+            for c in 0..m {
                 inv[col * m + c] /= d;
             }
+            let (pivot_a, pivot_inv) = (
+                a[col * m..(col + 1) * m].to_vec(),
+                inv[col * m..(col + 1) * m].to_vec(),
+            );
             for r in 0..m {
                 if r != col {
                     let f = a[r * m + col];
                     if f != 0.0 {
-                        for c in 0..m {
-                            a[r * m + c] -= f * a[col * m + c];
-                            inv[r * m + c] -= f * inv[col * m + c];
+                        for (x, p) in a[r * m + col..(r + 1) * m].iter_mut().zip(&pivot_a[col..]) {
+                            *x -= f * p;
+                        }
+                        for (x, p) in inv[r * m..(r + 1) * m].iter_mut().zip(&pivot_inv) {
+                            *x -= f * p;
                         }
                     }
                 }
@@ -285,8 +304,22 @@ impl Master {
     /// Adds a column (out of the basis).
     pub fn add(&mut self, col: Column) {
         self.sparse.push(sparse_of(&col));
+        self.price.push(price_of(&col, self.seed));
         self.cols.push(col);
         self.retired.push(false);
+    }
+
+    /// Lowers each column's cost by a fraction (at most `COST_NOISE`) drawn from `seed` and
+    /// its pattern, and updates the duals; the basis stays feasible, the caller optimises it
+    /// again. Why: the master has many optimal vertices (its degeneracy), and a dive follows
+    /// the one the simplex happened to reach; perturbed costs pick another, so dives started
+    /// from them take other bars first. Costs only go down, so the duals stay feasible for
+    /// the true costs and every bound read from them still holds (weaker by at most
+    /// `COST_NOISE` of the LP's value); `objective` reads the true costs.
+    pub fn perturb_costs(&mut self, seed: u64) {
+        self.seed = seed;
+        self.price = self.cols.iter().map(|c| price_of(c, seed)).collect();
+        self.y = self.compute_duals();
     }
 
     /// Adds a column and brings it into the basis.
@@ -441,9 +474,7 @@ impl Master {
                 cost: col.cost,
             };
             kept.entry(k).or_default().push(self.cols.len());
-            self.sparse.push(sparse_of(&trimmed));
-            self.cols.push(trimmed);
-            self.retired.push(false);
+            self.add(trimmed);
         }
         self.y = self.compute_duals();
     }
@@ -511,6 +542,22 @@ fn perturbation(row: usize) -> f64 {
     h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     h ^= h >> 32;
     0.5 + 0.5 * ((h >> 11) as f64 / (1u64 << 53) as f64)
+}
+
+/// A column's cost, lowered by a fraction in [0, COST_NOISE) drawn from `seed` and its
+/// pattern (the same pattern, the same cost, wherever it is added); its own cost for seed 0.
+fn price_of(c: &Column, seed: u64) -> f64 {
+    if seed == 0 {
+        return c.cost;
+    }
+    let mut h = (seed ^ c.stock as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for (r, &a) in c.counts.iter().enumerate().filter(|(_, &a)| a > 0) {
+        h = (h ^ ((r as u64) << 32 | a as u64)).wrapping_mul(0x100_0000_01B3);
+    }
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 32;
+    c.cost * (1.0 - COST_NOISE * ((h >> 11) as f64 / (1u64 << 53) as f64))
 }
 
 fn sparse_of(c: &Column) -> Vec<(usize, f64)> {
