@@ -37,8 +37,12 @@ enum Cmd {
         rotation: String,
         #[arg(long)]
         out: PathBuf,
+        /// A picture of the layouts (SVG).
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// A picture of the layouts (PNG, 1600 pixels wide).
+        #[arg(long)]
+        png: Option<PathBuf>,
         /// Evaluation backend: auto (a hardware GPU if there is one), gpu (any Vulkan adapter,
         /// lavapipe included), cpu. Default: KERF_COMPUTE, else auto.
         #[arg(long)]
@@ -212,6 +216,7 @@ fn run(cli: Cli) -> Result<()> {
             rotation,
             out,
             svg,
+            png,
             compute,
         } => kerf::cli::nest::run(kerf::cli::nest::NestArgs {
             compute,
@@ -224,6 +229,7 @@ fn run(cli: Cli) -> Result<()> {
             rotation,
             out,
             svg,
+            png,
         }),
         Cmd::Nest1d {
             stock,

@@ -5,6 +5,7 @@
 mod account;
 mod auth;
 mod error;
+mod exports;
 mod health;
 mod nesting;
 mod nesting1d;
@@ -67,7 +68,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/exportquotenest", "quote nesting"),
     ("/v1/nesting/export", "exports"),
     ("/v1/nesting/export/cached", "exports"),
-    ("/v1/nesting/render/", "renders"),
     ("/v1/status", "subscription status"),
     (
         "/admin/keys",
@@ -99,6 +99,8 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/failures", get(nesting::failures))
         .route("/v1/nesting/1D", post(nesting1d::submit_1d))
         .route("/v1/nesting/1D/result", post(nesting1d::result_1d))
+        .route("/v1/nesting/render/", get(exports::render))
+        .route("/v1/nesting/render", get(exports::render))
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))
         .route("/healthz", get(health::healthz))

@@ -332,7 +332,7 @@ pub async fn status(
 }
 
 /// A query value by any of its accepted names (case-insensitive).
-fn query_value(q: &HashMap<String, String>, names: &[&str]) -> Option<String> {
+pub(super) fn query_value(q: &HashMap<String, String>, names: &[&str]) -> Option<String> {
     q.iter()
         .find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n)))
         .map(|(_, v)| v.clone())

@@ -1,7 +1,7 @@
 //! GET /openapi.json: the OpenAPI 3 document, generated from the handlers' annotations and the
 //! wire types' derives (so it cannot drift from the code).
 
-use super::{account, health, nesting, nesting1d};
+use super::{account, exports, health, nesting, nesting1d};
 use crate::wire;
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -14,6 +14,7 @@ use utoipa::{Modify, OpenApi};
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
+        exports::render,
         account::validate, account::valid_until,
         health::healthz, health::readyz,
     ),

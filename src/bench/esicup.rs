@@ -167,7 +167,22 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
             .collect(),
     };
     let verified = check_solution(inst, &solution);
-    let svg = crate::export::svg::layouts_svg(&problem, &result.layouts, Some(used));
+    // the picture shows the strip up to the length used
+    let mut drawn = problem.clone();
+    for sheet in &mut drawn.sheets {
+        if let crate::nest2d::SheetShape::Rectangle { width, .. } = &mut sheet.shape {
+            *width = used;
+        }
+    }
+    let svg = crate::export::render::svg(
+        &drawn,
+        &result.layouts,
+        &crate::export::render::RenderOptions {
+            format: crate::export::render::RenderFormat::Svg,
+            ..Default::default()
+        },
+    )
+    .text;
     Ok(Outcome {
         parts: result.stats.parts_requested,
         placed: result.stats.parts_placed,

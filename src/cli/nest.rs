@@ -35,6 +35,7 @@ pub struct NestArgs {
     pub rotation: String,
     pub out: std::path::PathBuf,
     pub svg: Option<std::path::PathBuf>,
+    pub png: Option<std::path::PathBuf>,
     /// The evaluation backend (None: KERF_COMPUTE, else auto).
     pub compute: Option<String>,
 }
@@ -157,12 +158,20 @@ pub fn run(a: NestArgs) -> Result<()> {
     let json = crate::wire::results::layout(&problem, &result, "", "");
     std::fs::write(&a.out, serde_json::to_string_pretty(&json)?)
         .with_context(|| format!("--out {}: cannot write", a.out.display()))?;
-    if let Some(svg) = &a.svg {
-        std::fs::write(
-            svg,
-            crate::export::svg::layouts_svg(&problem, &result.layouts, None),
-        )
-        .with_context(|| format!("--svg {}: cannot write", svg.display()))?;
+    use crate::export::render::{render, RenderFormat, RenderOptions};
+    for (path, format, flag) in [
+        (&a.svg, RenderFormat::Svg, "--svg"),
+        (&a.png, RenderFormat::Png, "--png"),
+    ] {
+        if let Some(path) = path {
+            let options = RenderOptions {
+                format,
+                ..Default::default()
+            };
+            let picture = render(&problem, &result.layouts, &options)?;
+            std::fs::write(path, picture.bytes)
+                .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
+        }
     }
     Ok(())
 }

@@ -1,3 +1,4 @@
-//! Exports of a finished nest. For now: an SVG picture of each sheet layout.
+//! Exports of a finished nest: `render`
+//! (RenderSettings: SVG or PNG of the requested size, labels, colours).
 
-pub mod svg;
+pub mod render;

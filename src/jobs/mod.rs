@@ -8,7 +8,7 @@
 
 mod lease;
 mod run1d;
-mod run2d;
+pub mod run2d;
 
 pub use run1d::KIND_1D;
 pub use run2d::kind_for;

@@ -88,11 +88,22 @@ impl ResultBodies {
 
 /// Parses and converts the stored request (blocking work: geometry import).
 fn convert(job: &Claimed) -> Result<wire::Converted, String> {
+    stored_request(&job.kind, &job.request).map(|(_, converted)| converted)
+}
+
+/// A 2D job's stored request (JSON text), parsed and converted again as at submission, where
+/// it passed: an error here means the stored text was damaged. Blocking work (geometry
+/// import). The exports use it to draw and write a result on the request's geometry.
+pub fn stored_request(
+    kind: &str,
+    request: &str,
+) -> Result<(wire::DxfNestingRequest, wire::Converted), String> {
     let req: wire::DxfNestingRequest =
-        wire::parse_json(job.request.as_bytes()).map_err(|e| e.to_string())?;
-    wire::to_submission(&req, geometry_of(&job.kind))
+        wire::parse_json(request.as_bytes()).map_err(|e| e.to_string())?;
+    let converted = wire::to_submission(&req, geometry_of(kind))
         .map(|s| s.converted)
-        .map_err(|errors| wire::describe(&errors))
+        .map_err(|errors| wire::describe(&errors))?;
+    Ok((req, converted))
 }
 
 pub(super) async fn run(ctx: JobContext, job: Claimed) {

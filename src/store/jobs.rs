@@ -389,6 +389,18 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The request a job was submitted with (as stored: JSON text), for the exports, which
+    /// convert it again to draw and write its result.
+    pub async fn request_of(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query("SELECT request FROM jobs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get("request")))
+    }
+}
+
 fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
     JobStatus {
         id: r.get("id"),

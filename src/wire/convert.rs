@@ -738,9 +738,21 @@ pub fn to_submission(
     let webhook = e.webhook(req.results_webhook_uri.as_deref(), start_now);
     let mut errors = e.0;
     let converted = match &req.request {
-        Some(r) => to_problem(r, default_kind, "Request")
-            .map_err(|e| errors.extend(e))
-            .ok(),
+        Some(r) => {
+            let converted = to_problem(r, default_kind, "Request")
+                .map_err(|e| errors.extend(e))
+                .ok();
+            // the export settings are checked now: a bad one is refused with the request,
+            // not when an export of an hours-old result is asked for
+            if let Err(e) = super::exports::render_options(
+                r.render_settings.as_ref(),
+                r.report_source_settings.as_ref(),
+                "Request",
+            ) {
+                errors.extend(e);
+            }
+            converted
+        }
         None => {
             errors.push(FieldError {
                 field: "Request".into(),

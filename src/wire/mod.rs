@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod cut1d;
+pub mod exports;
 pub mod responses;
 pub mod results;
 pub mod types;
@@ -12,6 +13,7 @@ pub use convert::{
     describe, parse_json, to_problem, to_submission, Converted, FieldError, GeometryKind,
     Submission,
 };
+pub use exports::render_options;
 pub use responses::*;
 pub use types::*;
 

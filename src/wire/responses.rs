@@ -375,3 +375,22 @@ pub fn utc(ms: i64) -> String {
 
 /// What a key that never expires reports as its expiry (the spec's 31/12/9999).
 pub const NEVER_EXPIRES: &str = "9999-12-31T23:59:59Z";
+
+/// RenderResponse: GET /v1/nesting/render/ and the Render export's delivery (DESIGN 5.3).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct RenderResponse {
+    /// The image (PNG or SVG), base64-encoded.
+    #[serde(rename = "Base64EncodedRendering")]
+    pub base64_encoded_rendering: String,
+    /// "png" or "svg".
+    #[serde(rename = "RenderFormat")]
+    pub render_format: String,
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: String,
+    /// Width in pixels (a string, as the spec declares it).
+    #[serde(rename = "xDimension")]
+    pub x_dimension: String,
+    /// Height in pixels (a string, as the spec declares it).
+    #[serde(rename = "yDimension")]
+    pub y_dimension: String,
+}

@@ -184,3 +184,60 @@ pub fn report(layout: &NestingResultResponse, problem: &Problem) -> ReportSource
         status: None,
     }
 }
+
+/// A stored layout back as engine layouts on `problem` (the problem its request converts to):
+/// parts and sheets found by identifier. Used by the exports, which draw and write what was
+/// delivered, not a new nest.
+pub fn layouts_of(
+    layout: &NestingResultResponse,
+    problem: &Problem,
+) -> Result<Vec<crate::nest2d::SheetLayout>, String> {
+    layout
+        .sheets
+        .iter()
+        .map(|s| {
+            let sheet = problem
+                .sheets
+                .iter()
+                .position(|sh| sh.id == s.sheet_identifier)
+                .ok_or_else(|| {
+                    format!(
+                        "the result's sheet {} is not in the request",
+                        s.sheet_identifier
+                    )
+                })?;
+            let placements = s
+                .placements
+                .iter()
+                .map(|p| {
+                    let part = problem
+                        .parts
+                        .iter()
+                        .position(|q| q.id == p.part_identifier)
+                        .ok_or_else(|| {
+                            format!(
+                                "the result's part {} is not in the request",
+                                p.part_identifier
+                            )
+                        })?;
+                    Ok(crate::nest2d::Placement {
+                        part,
+                        instance: p.instance_index,
+                        x: p.x,
+                        y: p.y,
+                        rotation: p.rotation,
+                        mirrored: p.mirrored,
+                        is_filler: p.is_filler,
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok(crate::nest2d::SheetLayout {
+                sheet,
+                multiplicity: s.multiplicity,
+                placements,
+                utilisation: s.utilisation,
+                used_length: s.used_length,
+            })
+        })
+        .collect()
+}

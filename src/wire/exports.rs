@@ -1,0 +1,178 @@
+//! Export settings of a nesting request (RenderSettings, ReportSourceSettings), parsed into
+//! what the exporters take. Parsed at submission (so a bad value is a 400 naming its field)
+//! and again, identically, when an export runs from the stored request.
+
+use super::convert::{Errors, FieldError};
+use crate::export::render::{Argb, LabelMode, RenderFormat, RenderOptions, MAX_PIXELS};
+use serde::Deserialize;
+
+/// RenderSettings as sent. `xDimension`/`yDimension` are spelt so by the spec; the
+/// PascalCase forms are accepted too.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RenderSettingsBody {
+    #[serde(rename = "RenderFormat")]
+    render_format: Option<String>,
+    #[serde(rename = "xDimension", alias = "XDimension")]
+    x_dimension: Option<i64>,
+    #[serde(rename = "yDimension", alias = "YDimension")]
+    y_dimension: Option<i64>,
+    #[serde(rename = "BackColorARGB")]
+    back_color_argb: Option<String>,
+    #[serde(rename = "OutlineLineColorARGB")]
+    outline_line_color_argb: Option<String>,
+    #[serde(rename = "PartFillColorARGB")]
+    part_fill_color_argb: Option<String>,
+    #[serde(rename = "AutomaticallyChoosePartFillColor")]
+    automatically_choose_part_fill_color: Option<bool>,
+}
+
+/// ReportSourceSettings (ReportSourceRenderingSettings) as sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReportSourceBody {
+    #[serde(rename = "NestingRenderSettings")]
+    nesting_render_settings: Option<serde_json::Value>,
+    #[serde(rename = "RenderPartLabelMode")]
+    render_part_label_mode: Option<String>,
+    #[serde(rename = "PartLabelHeight")]
+    part_label_height: Option<f64>,
+    #[serde(rename = "PartPreviewRenderSettings")]
+    part_preview_render_settings: Option<serde_json::Value>,
+}
+
+/// How the layouts of a result are drawn: from `render` (RenderSettings; absent: the
+/// defaults) with the labels of `report` (ReportSourceSettings; absent: part identifiers,
+/// sized to each part). `at` is the JSON path of the request holding them.
+pub fn render_options(
+    render: Option<&serde_json::Value>,
+    report: Option<&serde_json::Value>,
+    at: &str,
+) -> Result<RenderOptions, Vec<FieldError>> {
+    let mut e = Errors::default();
+    let mut options = e.render_settings(render, &format!("{at}.RenderSettings"));
+    let report_at = format!("{at}.ReportSourceSettings");
+    if let Some(body) = e.block::<ReportSourceBody>(report, &report_at) {
+        options.labels = e.pick(
+            &format!("{report_at}.RenderPartLabelMode"),
+            body.render_part_label_mode.as_deref(),
+            LabelMode::Id,
+            &[
+                ("None", LabelMode::None),
+                ("ID", LabelMode::Id),
+                ("PartName", LabelMode::PartName),
+            ],
+        );
+        options.label_height_mm = match body.part_label_height {
+            Some(h) if h.is_finite() && h > 0.0 => Some(h),
+            None => None,
+            Some(0.0) => None,
+            Some(h) => {
+                e.add(
+                    format!("{report_at}.PartLabelHeight"),
+                    format!(
+                        "must be a height in millimetres above 0, or null for automatic (got {h})"
+                    ),
+                );
+                None
+            }
+        };
+        // the blocks the report's own renders use are checked here too
+        e.render_settings(
+            body.nesting_render_settings.as_ref(),
+            &format!("{report_at}.NestingRenderSettings"),
+        );
+        e.render_settings(
+            body.part_preview_render_settings.as_ref(),
+            &format!("{report_at}.PartPreviewRenderSettings"),
+        );
+    }
+    e.into_result(options)
+}
+
+impl Errors {
+    /// A settings block as its type, or None (with the error) when it is not one.
+    fn block<T: serde::de::DeserializeOwned + Default>(
+        &mut self,
+        value: Option<&serde_json::Value>,
+        at: &str,
+    ) -> Option<T> {
+        match value {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => match serde_path_to_error::deserialize::<_, T>(v) {
+                Ok(t) => Some(t),
+                Err(err) => {
+                    let path = err.path().to_string();
+                    let field = if path == "." {
+                        at.to_string()
+                    } else {
+                        format!("{at}.{path}")
+                    };
+                    self.add(field, err.into_inner().to_string());
+                    None
+                }
+            },
+        }
+    }
+
+    /// RenderSettings at `at` (absent: the defaults).
+    fn render_settings(&mut self, value: Option<&serde_json::Value>, at: &str) -> RenderOptions {
+        let mut options = RenderOptions::default();
+        let Some(body) = self.block::<RenderSettingsBody>(value, at) else {
+            return options;
+        };
+        options.format = self.pick(
+            &format!("{at}.RenderFormat"),
+            body.render_format.as_deref(),
+            RenderFormat::Png,
+            &[("Png", RenderFormat::Png), ("Svg", RenderFormat::Svg)],
+        );
+        let mut pixels = |name: &str, v: Option<i64>| match v {
+            None | Some(0) => None,
+            Some(n) if (1..=MAX_PIXELS as i64).contains(&n) => Some(n as u32),
+            Some(n) => {
+                self.add(
+                    format!("{at}.{name}"),
+                    format!("must be a size in pixels from 1 to {MAX_PIXELS}, or 0 to follow the picture (got {n})"),
+                );
+                None
+            }
+        };
+        options.width = pixels("xDimension", body.x_dimension);
+        options.height = pixels("yDimension", body.y_dimension);
+        let mut colour = |name: &str, v: Option<&str>| -> Option<Argb> {
+            let v = v.filter(|s| !s.trim().is_empty())?;
+            let parsed = Argb::parse(v);
+            if parsed.is_none() {
+                self.add(
+                    format!("{at}.{name}"),
+                    format!(
+                        "'{v}' is not a colour: give #AARRGGBB, #RRGGBB or a 32-bit ARGB integer"
+                    ),
+                );
+            }
+            parsed
+        };
+        if let Some(c) = colour("BackColorARGB", body.back_color_argb.as_deref()) {
+            options.background = c;
+        }
+        if let Some(c) = colour(
+            "OutlineLineColorARGB",
+            body.outline_line_color_argb.as_deref(),
+        ) {
+            options.outline = c;
+        }
+        let fill = colour("PartFillColorARGB", body.part_fill_color_argb.as_deref());
+        // one colour for every part only when one is given and automatic colours are not asked
+        options.fill = fill.filter(|_| body.automatically_choose_part_fill_color != Some(true));
+        options
+    }
+
+    fn into_result<T>(self, value: T) -> Result<T, Vec<FieldError>> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.0)
+        }
+    }
+}
