@@ -5,7 +5,7 @@ use kerf::store::*;
 use std::path::PathBuf;
 
 /// The Error delivery body `take_back` writes for a job it fails.
-fn error_body(id: &str, _kind: &str, error: &str) -> String {
+fn error_body(id: &str, _kind: &str, _request: &str, error: &str) -> String {
     format!("{{\"RequestId\":\"{id}\",\"Error\":\"{error}\"}}")
 }
 
@@ -394,7 +394,7 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery() {
         let c = store.claim("w", 60_000, round).await.unwrap().unwrap();
         assert_eq!(c.attempt, round);
         let (requeued, failed) = store
-            .take_back(Lost::All, 3, 100 + round, |id, _kind, e| {
+            .take_back(Lost::All, 3, 100 + round, |id, _kind, _request, e| {
                 format!("{id}: {e}")
             })
             .await
@@ -555,4 +555,56 @@ async fn handing_a_job_back_at_shutdown_is_not_an_interruption() {
         (1, 0),
         "five hand-backs and one expiry: requeued, not failed"
     );
+}
+
+#[tokio::test]
+async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
+    let store = Store::open_sqlite(&temp_db("exports")).await.unwrap();
+    let export = |id| NewJob {
+        kind: "export",
+        ..job(id, false)
+    };
+    assert!(store
+        .enqueue_export(&export("e1"), "r1", "Render", 1000)
+        .await
+        .unwrap());
+    // the same type on the same result: refused while the first is queued, running or done
+    assert!(!store
+        .enqueue_export(&export("e2"), "r1", "Render", 1001)
+        .await
+        .unwrap());
+    // another type, or the same type on another result: queued
+    assert!(store
+        .enqueue_export(&export("e3"), "r1", "Result", 1002)
+        .await
+        .unwrap());
+    assert!(store
+        .enqueue_export(&export("e4"), "r2", "Render", 1003)
+        .await
+        .unwrap());
+    assert!(
+        store.status("e2").await.unwrap().is_none(),
+        "a refused export is not queued"
+    );
+    // once the first has failed, it may be asked for again
+    let c = store.claim("w", 10_000, 2000).await.unwrap().unwrap();
+    assert_eq!(c.id, "e1");
+    assert!(store
+        .finish(
+            "e1",
+            c.attempt,
+            Outcome::Failed { error: "boom" },
+            &[],
+            2100
+        )
+        .await
+        .unwrap());
+    assert!(store
+        .enqueue_export(&export("e5"), "r1", "Render", 2200)
+        .await
+        .unwrap());
+    assert!(!store
+        .enqueue_export(&export("e6"), "r1", "Render", 2300)
+        .await
+        .unwrap());
 }

@@ -134,11 +134,16 @@ impl IntoResponse for ApiError {
                 Json(Nesting1DResult::failure(code, &self.message, &self.errors)),
             )
                 .into_response(),
+            // no list of errors in this shape: the message names every problem
             Shape::Generic => (
                 self.status,
                 Json(ErrorBody {
                     success: false,
-                    error: self.message,
+                    error: if self.errors.is_empty() {
+                        self.message
+                    } else {
+                        crate::wire::describe(&self.errors)
+                    },
                 }),
             )
                 .into_response(),

@@ -1,17 +1,21 @@
 //! Pictures and exports of a finished 2D result. GET /v1/nesting/render/ draws the result
 //! synchronously per the request's RenderSettings (and the labels of its
-//! ReportSourceSettings).
+//! ReportSourceSettings); GET and POST /v1/nesting/export check an export request in full at
+//! the call (DESIGN 5.3) and queue it as an export job, whose body the outbox POSTs to the
+//! WebHookUri.
 
 use super::auth::Caller;
 use super::error::ApiError;
-use super::nesting::{query_value, required_id};
+use super::nesting::{body_of, query_value, required_id};
 use super::AppState;
-use crate::export::render;
-use crate::jobs::{run2d, KIND_1D};
-use crate::wire::{self, results};
+use crate::jobs::{run_export, KIND_1D, KIND_EXPORT};
+use crate::store::{now_ms, ApiKey, JobStatus, NewJob, StoredResult};
+use crate::wire::{self, exports::ExportJob, exports::ResponseType, FieldError};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::Json;
-use base64::Engine;
 use std::collections::HashMap;
 
 /// Documents the query of the render call (read as a map: the aliases NestIdentifier and
@@ -47,28 +51,8 @@ pub async fn render(
         query_value(&q, &["RequestId", "NestIdentifier"]),
         "RequestId (query)",
     )?;
-    let job = state
-        .store
-        .status_for_account(&id, key.account_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
-    if job.kind == KIND_1D {
-        return Err(ApiError::not_found(format!(
-            "job {id} is a 1D nest: there is no layout to draw (its plan is at POST /v1/nesting/1D/result)"
-        )));
-    }
     let wanted = query_value(&q, &["ResultIdentity", "ResultId"]).filter(|r| !r.trim().is_empty());
-    let stored = state
-        .store
-        .result(&id, wanted.as_deref())
-        .await?
-        .ok_or_else(|| match &wanted {
-            Some(r) => ApiError::not_found(format!("job {id} has no result {r}")),
-            None => ApiError::not_found(format!(
-                "job {id} has no result yet (it is {})",
-                job.state.as_str()
-            )),
-        })?;
+    let (job, stored) = stored_result(&state, &key, &id, wanted.as_deref()).await?;
     let request = state
         .store
         .request_of(&id)
@@ -77,31 +61,269 @@ pub async fn render(
     let kind = job.kind.clone();
     let layout_json = stored.layout.clone();
     // geometry import and rasterising are blocking work
-    let picture = tokio::task::spawn_blocking(move || draw(&kind, &request, &layout_json))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
-    Ok(Json(wire::RenderResponse {
-        base64_encoded_rendering: base64::engine::general_purpose::STANDARD.encode(&picture.bytes),
-        render_format: picture.format.name().into(),
-        result_identity: stored.id,
-        x_dimension: picture.width.to_string(),
-        y_dimension: picture.height.to_string(),
-    }))
+    let picture = tokio::task::spawn_blocking(move || {
+        run_export::render_stored(&kind, &request, &layout_json)
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    Ok(Json(run_export::render_response(&picture, &stored.id)))
 }
 
-/// The picture of a stored layout, drawn on the geometry of the job's stored request.
-fn draw(kind: &str, request: &str, layout_json: &str) -> Result<render::Rendering, String> {
-    let (req, converted) = run2d::stored_request(kind, request)?;
-    let r = req.request.unwrap_or_default();
-    let options = wire::render_options(
-        r.render_settings.as_ref(),
-        r.report_source_settings.as_ref(),
-        "Request",
-    )
-    .map_err(|e| wire::describe(&e))?;
-    let layout: wire::NestingResultResponse =
-        serde_json::from_str(layout_json).map_err(|e| format!("the stored layout: {e}"))?;
-    let layouts = results::layouts_of(&layout, &converted.problem)?;
-    render::render(&converted.problem, &layouts, &options).map_err(|e| e.to_string())
+/// A 2D job of the caller's account and one of its stored results (`result_id` None: the
+/// latest); 404 for anything else.
+async fn stored_result(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    result_id: Option<&str>,
+) -> Result<(JobStatus, StoredResult), ApiError> {
+    let job = state
+        .store
+        .status_for_account(id, key.account_id)
+        .await?
+        .filter(|j| j.kind != KIND_EXPORT)
+        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+    if job.kind == KIND_1D {
+        return Err(ApiError::not_found(format!(
+            "job {id} is a 1D nest: it has no layout to draw or export (its plan is at POST /v1/nesting/1D/result)"
+        )));
+    }
+    let stored = state
+        .store
+        .result(id, result_id)
+        .await?
+        .ok_or_else(|| match result_id {
+            Some(r) => ApiError::not_found(format!("job {id} has no result {r}")),
+            None => ApiError::not_found(format!(
+                "job {id} has no result yet (it is {})",
+                job.state.as_str()
+            )),
+        })?;
+    Ok((job, stored))
+}
+
+/// Documents the query of the export calls (read as a map: aliases and any letter case).
+#[derive(Debug, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ExportQuery {
+    /// The job (alias NestIdentifier).
+    #[param(rename = "RequestId", min_length = 1)]
+    pub request_id: String,
+    /// The result to export (alias ResultId): a ResultIdentity the webhook delivered.
+    #[param(rename = "ResultIdentity", min_length = 1)]
+    pub result_identity: String,
+    /// Result, Render, DXF, ReportSource, RemnantExport, Runtime, PartsExport, or 0 to 6.
+    #[param(rename = "ResponseType", min_length = 1)]
+    pub response_type: String,
+    /// Where the export is POSTed: an absolute HTTPS URL.
+    #[param(rename = "WebHookUri", min_length = 1)]
+    pub web_hook_uri: String,
+}
+
+/// Queues an export of a result; it is POSTed to WebHookUri when generated (the Result
+/// export: the NestingResultResponse; Render: the RenderResponse), or the fixed failure body
+/// `{id, resultId, responseType, reference}` if it fails. Each ResponseType once per result
+/// (409 on a repeat; a failed export may be asked for again). The optional JSON body
+/// (ReportSourceRenderingSettings) is used only by Runtime exports.
+#[utoipa::path(get, path = "/v1/nesting/export", tag = "exports", params(ExportQuery),
+    responses(
+        (status = 200, description = "queued", body = wire::ExportAccepted),
+        (status = 400, description = "a query parameter missing or wrong, or the nesting request lacks the settings block the ResponseType needs", body = wire::ErrorBody),
+        (status = 404, description = "no such job or result for this account, or a 1D job", body = wire::ErrorBody),
+        (status = 409, description = "this ResponseType was already requested for the result", body = wire::ErrorBody),
+        (status = 501, description = "this ResponseType is not built yet", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn export_get(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    Query(q): Query<HashMap<String, String>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ExportAccepted>, ApiError> {
+    export(state, key, q, body_of(body)?).await
+}
+
+/// The same as GET; the body (ReportSourceRenderingSettings) supplies a Runtime export's
+/// render settings.
+#[utoipa::path(post, path = "/v1/nesting/export", tag = "exports", params(ExportQuery),
+    responses(
+        (status = 200, description = "queued", body = wire::ExportAccepted),
+        (status = 400, description = "a query parameter missing or wrong, or the settings block the ResponseType needs is missing", body = wire::ErrorBody),
+        (status = 404, description = "no such job or result for this account, or a 1D job", body = wire::ErrorBody),
+        (status = 409, description = "this ResponseType was already requested for the result", body = wire::ErrorBody),
+        (status = 501, description = "this ResponseType is not built yet", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn export_post(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    Query(q): Query<HashMap<String, String>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ExportAccepted>, ApiError> {
+    export(state, key, q, body_of(body)?).await
+}
+
+/// The export types this build generates; the others are refused at the call (501).
+fn generated(t: ResponseType) -> bool {
+    matches!(t, ResponseType::Result | ResponseType::Render)
+}
+
+async fn export(
+    state: AppState,
+    key: ApiKey,
+    q: HashMap<String, String>,
+    body: Bytes,
+) -> Result<Json<wire::ExportAccepted>, ApiError> {
+    // the query, every problem at once
+    let mut errors = Vec::new();
+    let mut need = |names: &[&str], why: &str| {
+        let v = query_value(&q, names).filter(|v| !v.trim().is_empty());
+        if v.is_none() {
+            errors.push(FieldError {
+                field: format!("{} (query)", names[0]),
+                message: format!("missing: {why}"),
+            });
+        }
+        v
+    };
+    let id = need(
+        &["RequestId", "NestIdentifier"],
+        "the RequestId returned at submission",
+    );
+    let result_id = need(
+        &["ResultIdentity", "ResultId"],
+        "the ResultIdentity of the result to export (its webhook delivery gives it)",
+    );
+    let response_type = need(
+        &["ResponseType"],
+        "one of Result, Render, DXF, ReportSource, RemnantExport, Runtime, PartsExport (or 0 to 6)",
+    );
+    let hook = need(
+        &["WebHookUri", "WebhookUri"],
+        "an absolute HTTPS URL the export is POSTed to",
+    );
+    let response_type = response_type.and_then(|t| {
+        ResponseType::parse(&t)
+            .map_err(|message| {
+                errors.push(FieldError {
+                    field: "ResponseType (query)".into(),
+                    message,
+                })
+            })
+            .ok()
+    });
+    let hook = hook.and_then(|u| {
+        crate::webhook::parse_target(u.trim())
+            .map_err(|why| {
+                errors.push(FieldError {
+                    field: "WebHookUri (query)".into(),
+                    message: why,
+                })
+            })
+            .ok()
+    });
+    let settings: Option<serde_json::Value> = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        match wire::parse_json::<serde_json::Value>(&body) {
+            Ok(v) if v.is_object() => Some(v),
+            Ok(_) => {
+                errors.push(FieldError {
+                    field: "body".into(),
+                    message: "must be a JSON object (ReportSourceRenderingSettings)".into(),
+                });
+                None
+            }
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        }
+    };
+    let (Some(id), Some(result_id), Some(response_type), Some(hook)) =
+        (id, result_id, response_type, hook)
+    else {
+        return Err(ApiError::fields(errors));
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::fields(errors));
+    }
+    // the job and the result
+    let (job, stored) = stored_result(&state, &key, &id, Some(&result_id)).await?;
+    // the settings block the type needs, on the nesting request (Runtime: or in the body)
+    if let Some(block) = response_type.settings_block() {
+        let request = state
+            .store
+            .request_of(&job.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+        let request: serde_json::Value =
+            serde_json::from_str(&request).map_err(ApiError::internal)?;
+        let present = !request["Request"][block].is_null();
+        let supplied = response_type == ResponseType::Runtime && settings.is_some();
+        if !present && !supplied {
+            let also = if response_type == ResponseType::Runtime {
+                " (or send ReportSourceRenderingSettings as this call's body)"
+            } else {
+                ""
+            };
+            return Err(ApiError::fields(vec![FieldError {
+                field: format!("Request.{block}"),
+                message: format!(
+                    "the nesting request of job {id} has no {block}: a {} export needs it{also}",
+                    response_type.name()
+                ),
+            }]));
+        }
+    }
+    if !generated(response_type) {
+        return Err(ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            format!(
+                "the {} export is not built yet (Result and Render are)",
+                response_type.name()
+            ),
+        ));
+    }
+    let export_id = uuid::Uuid::new_v4().to_string();
+    let spec = wire::to_json(&ExportJob {
+        request_id: job.id.clone(),
+        result_id: stored.id.clone(),
+        response_type: response_type.name().into(),
+        settings,
+    });
+    let queued = state
+        .store
+        .enqueue_export(
+            &NewJob {
+                id: &export_id,
+                api_key_id: &key.id,
+                kind: KIND_EXPORT,
+                request: &spec,
+                webhook_uri: Some(hook.as_str()),
+                held: false,
+            },
+            &stored.id,
+            response_type.name(),
+            now_ms(),
+        )
+        .await?;
+    if !queued {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "a {} export of result {} was already requested (each ResponseType once per result; a failed one may be asked for again)",
+                response_type.name(),
+                stored.id
+            ),
+        ));
+    }
+    state.wake.jobs.notify_one();
+    tracing::info!(export = %export_id, job = %job.id, result = %stored.id, kind = response_type.name(), "export queued");
+    Ok(Json(wire::ExportAccepted {
+        success: true,
+        error: None,
+    }))
 }

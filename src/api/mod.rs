@@ -66,7 +66,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/quotenesting", "quote nesting"),
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
-    ("/v1/nesting/export", "exports"),
     ("/v1/nesting/export/cached", "exports"),
     ("/v1/status", "subscription status"),
     (
@@ -100,6 +99,10 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/1D", post(nesting1d::submit_1d))
         .route("/v1/nesting/1D/result", post(nesting1d::result_1d))
         .route("/v1/nesting/render/", get(exports::render))
+        .route(
+            "/v1/nesting/export",
+            get(exports::export_get).post(exports::export_post),
+        )
         .route("/v1/nesting/render", get(exports::render))
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))

@@ -14,11 +14,11 @@ use utoipa::{Modify, OpenApi};
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
-        exports::render,
+        exports::render, exports::export_get, exports::export_post,
         account::validate, account::valid_until,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;

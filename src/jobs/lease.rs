@@ -68,7 +68,7 @@ pub(super) async fn complete(
 /// webhook.
 pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
     tracing::warn!(job = %job.id, code, error, "job failed");
-    let body = error_delivery_body(&job.kind, &job.id, code, error);
+    let body = error_delivery_body(&job.kind, &job.id, &job.request, code, error);
     write_end(ctx, job, Outcome::Failed { error }, &body).await;
 }
 

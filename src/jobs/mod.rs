@@ -9,9 +9,11 @@
 mod lease;
 mod run1d;
 pub mod run2d;
+pub mod run_export;
 
 pub use run1d::KIND_1D;
 pub use run2d::kind_for;
+pub use run_export::KIND_EXPORT;
 
 use crate::store::{now_ms, Claimed, Lost, Store};
 use std::sync::Arc;
@@ -157,8 +159,8 @@ pub(crate) async fn stopped(mut shutdown: watch::Receiver<bool>) {
 
 /// Requeues abandoned running jobs, failing those interrupted MAX_ATTEMPTS times.
 async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
-    let error_body = |job_id: &str, kind: &str, error: &str| {
-        error_delivery_body(kind, job_id, "Interrupted", error)
+    let error_body = |job_id: &str, kind: &str, request: &str, error: &str| {
+        error_delivery_body(kind, job_id, request, "Interrupted", error)
     };
     match store
         .take_back(lost, MAX_ATTEMPTS, now_ms(), error_body)
@@ -188,6 +190,7 @@ async fn run_job(ctx: JobContext, job: Claimed) {
     match job.kind.as_str() {
         k if k.starts_with(run2d::KIND_PREFIX) => run2d::run(ctx, job).await,
         KIND_1D => run1d::run(ctx, job).await,
+        KIND_EXPORT => run_export::run(ctx, job).await,
         other => {
             let error = format!("unknown job kind '{other}'");
             lease::fail(&ctx, &job, "InternalError", &error).await;
@@ -196,10 +199,17 @@ async fn run_job(ctx: JobContext, job: Claimed) {
 }
 
 /// The body of the Error delivery of a failed job, in the shape its kind's webhook has.
-pub fn error_delivery_body(kind: &str, job_id: &str, code: &str, report: &str) -> String {
-    if kind == KIND_1D {
-        run1d::error_delivery_body(job_id, code, report)
-    } else {
-        run2d::error_delivery_body(job_id, code, report)
+/// (`request` is the job's stored request: an export's failure body names what it exported.)
+pub fn error_delivery_body(
+    kind: &str,
+    job_id: &str,
+    request: &str,
+    code: &str,
+    report: &str,
+) -> String {
+    match kind {
+        KIND_1D => run1d::error_delivery_body(job_id, code, report),
+        KIND_EXPORT => run_export::error_delivery_body(job_id, request),
+        _ => run2d::error_delivery_body(job_id, code, report),
     }
 }

@@ -300,14 +300,14 @@ impl Store {
     /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
     /// A job interrupted `max_attempts` times is failed instead of queued again (a job that
     /// kills its worker must not do so forever); when it has a webhook, `error_body(job_id,
-    /// kind, error)` is the body of its Error delivery, written in the same transaction.
+    /// kind, request, error)` is the body of its Error delivery, written in the same transaction.
     /// Returns (requeued, failed).
     pub async fn take_back(
         &self,
         lost: Lost,
         max_attempts: i64,
         now_ms: i64,
-        error_body: impl Fn(&str, &str, &str) -> String,
+        error_body: impl Fn(&str, &str, &str, &str) -> String,
     ) -> Result<(u64, u64), StoreError> {
         // Lost::All uses a cut-off no lease can be beyond
         let cutoff = match lost {
@@ -320,7 +320,7 @@ impl Store {
              error = 'the job was interrupted ' || (interruptions + 1) || ' times (its worker stopped or lost its lease) and was not retried again', \
              completed_at = ?, lease_owner = NULL, lease_expires_at = NULL \
              WHERE state = 'Running' AND lease_expires_at < ? AND interruptions + 1 >= ? \
-             RETURNING id, kind, error, webhook_uri",
+             RETURNING id, kind, request, error, webhook_uri",
         )
         .bind(now_ms)
         .bind(cutoff)
@@ -328,14 +328,15 @@ impl Store {
         .fetch_all(&mut *tx)
         .await?;
         for row in &failed {
-            let (id, kind, error, uri): (String, String, String, Option<String>) = (
+            let (id, kind, request, error, uri): (String, String, String, String, Option<String>) = (
                 row.get("id"),
                 row.get("kind"),
+                row.get("request"),
                 row.get("error"),
                 row.get("webhook_uri"),
             );
             if let Some(uri) = uri {
-                let body = error_body(&id, &kind, &error);
+                let body = error_body(&id, &kind, &request, &error);
                 super::outbox::insert(
                     &mut tx,
                     &id,
@@ -415,7 +416,7 @@ fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
     }
 }
 
-async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
+pub(super) async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
     ex: E,
     job: &NewJob<'_>,
     now_ms: i64,

@@ -6,6 +6,7 @@
 //! `outbox` (webhook deliveries and their retry bookkeeping), `results` (interim and final
 //! results), `keys` (accounts and hashed API keys).
 
+mod exports;
 mod jobs;
 mod keys;
 mod outbox;
@@ -60,6 +61,11 @@ fn migrator() -> Migrator {
             3,
             "interruptions and interim deliveries",
             include_str!("../../migrations/sqlite/0003_interruptions_interim.sql"),
+        ),
+        m(
+            4,
+            "exports",
+            include_str!("../../migrations/sqlite/0004_exports.sql"),
         ),
     ])
 }

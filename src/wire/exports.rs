@@ -176,3 +176,89 @@ impl Errors {
         }
     }
 }
+
+/// The ResponseType of an export (name = integer, as the spec numbers them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseType {
+    Result,
+    Render,
+    Dxf,
+    ReportSource,
+    RemnantExport,
+    Runtime,
+    PartsExport,
+}
+
+impl ResponseType {
+    pub const ALL: [(&'static str, ResponseType); 7] = [
+        ("Result", ResponseType::Result),
+        ("Render", ResponseType::Render),
+        ("DXF", ResponseType::Dxf),
+        ("ReportSource", ResponseType::ReportSource),
+        ("RemnantExport", ResponseType::RemnantExport),
+        ("Runtime", ResponseType::Runtime),
+        ("PartsExport", ResponseType::PartsExport),
+    ];
+
+    /// The type's name (the failure body's responseType).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map(|(n, _)| *n)
+            .expect("every type is listed")
+    }
+
+    /// A name (any letter case, `_`/`-`/spaces ignored) or the integer.
+    pub fn parse(value: &str) -> Result<ResponseType, String> {
+        let mut e = Errors::default();
+        let t = e.pick(
+            "ResponseType",
+            Some(value),
+            ResponseType::Result,
+            &Self::ALL,
+        );
+        match e.0.pop() {
+            None => Ok(t),
+            Some(err) => Err(err.message),
+        }
+    }
+
+    /// The settings block of the nesting request the export needs (spec: Exports), if any.
+    pub fn settings_block(self) -> Option<&'static str> {
+        match self {
+            ResponseType::Result => None,
+            ResponseType::Render => Some("RenderSettings"),
+            ResponseType::Dxf => Some("DXFExportSettings"),
+            ResponseType::ReportSource | ResponseType::Runtime => Some("ReportSourceSettings"),
+            ResponseType::RemnantExport => Some("RemnantGenerationSettings"),
+            ResponseType::PartsExport => Some("PartExportSettings"),
+        }
+    }
+}
+
+/// What an export job runs (its stored request): the nest, the result, the type, and the
+/// ReportSourceRenderingSettings sent with the call (Runtime only).
+#[derive(Clone, Debug, serde::Serialize, Deserialize)]
+pub struct ExportJob {
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    #[serde(rename = "ResultIdentity")]
+    pub result_id: String,
+    #[serde(rename = "ResponseType")]
+    pub response_type: String,
+    #[serde(rename = "Settings", default)]
+    pub settings: Option<serde_json::Value>,
+}
+
+/// The fixed body of a failed export (spec: Export deliveries): no internal detail; the
+/// reference is the export's own id, which support can look up.
+#[derive(Clone, Debug, serde::Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ExportFailure {
+    pub id: String,
+    #[serde(rename = "resultId")]
+    pub result_id: String,
+    #[serde(rename = "responseType")]
+    pub response_type: String,
+    pub reference: String,
+}

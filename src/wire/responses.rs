@@ -394,3 +394,12 @@ pub struct RenderResponse {
     #[serde(rename = "yDimension")]
     pub y_dimension: String,
 }
+
+/// The answer to an export call: `{Success: true}` once queued (Error only on refusals).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ExportAccepted {
+    #[serde(rename = "Success")]
+    pub success: bool,
+    #[serde(rename = "Error", skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

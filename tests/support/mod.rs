@@ -37,6 +37,8 @@ pub fn data(name: &str) -> PathBuf {
 /// One POST the receiver got.
 #[derive(Clone, Debug)]
 pub struct Delivered {
+    /// The path it was POSTed to.
+    pub path: String,
     pub raw: String,
     pub body: serde_json::Value,
     pub content_type: Option<String>,
@@ -64,6 +66,7 @@ pub struct Receiver {
 
 async fn receive(
     State(s): State<Arc<ReceiverState>>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> StatusCode {
@@ -78,6 +81,7 @@ async fn receive(
     };
     let raw = String::from_utf8_lossy(&body).to_string();
     s.got.lock().unwrap().push(Delivered {
+        path: uri.path().to_string(),
         body: serde_json::from_str(&raw).unwrap_or(serde_json::Value::Null),
         raw,
         content_type: headers
@@ -180,6 +184,26 @@ impl Receiver {
             .into_iter()
             .filter(|d| d.body["RequestId"] == request_id)
             .collect()
+    }
+
+    /// Waits until a delivery to `path` (under the receiver's url) was answered 2xx; returns it.
+    pub async fn wait_path(&self, path: &str, timeout: Duration) -> Delivered {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(d) = self
+                .all()
+                .into_iter()
+                .find(|d| d.path.ends_with(path) && d.answered == 200)
+            {
+                return d;
+            }
+            assert!(
+                Instant::now() < end,
+                "no delivery to {path} within {timeout:?}; got {:#?}",
+                self.all().iter().map(|d| &d.path).collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Waits until a 2xx-answered delivery for the job has NestingStatus 1 or 2 (in Status for

@@ -1,4 +1,4 @@
-//! Renders through the real service: `kerf serve` on a temporary SQLite file, real DXF parts,
+//! Renders and exports through the real service: `kerf serve` on a temporary SQLite file, real DXF parts,
 //! the real HTTPS webhook receiver, and GET /v1/nesting/render/ decoded as a user would (the
 //! PNG by the `png` crate, the SVG by usvg).
 
@@ -170,4 +170,171 @@ async fn renders_follow_the_render_settings_and_refusals_name_the_field() {
         assert_eq!(a.status, 400, "{settings}: {}", a.text);
         assert!(a.text.contains(field), "{settings}: {}", a.text);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
+    let dir = temp_dir("export");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let key = server.first_key.clone().expect("an Admin key");
+    let api = server.client(&key);
+    let mut req = dxf_request(
+        &[("part_1.dxf", 3), ("donut_r12.dxf", 2)],
+        (400.0, 300.0),
+        Some(&format!("{}/nest", receiver.url)),
+        2.0,
+        false,
+    );
+    req["Request"]["RenderSettings"] =
+        json!({"RenderFormat": "PNG", "xDimension": 320, "yDimension": 240});
+    let id = api.submit("/v1/nesting", &req).await;
+    let done = receiver.wait_final(&id, FINAL_WAIT).await;
+    let status = done.last().unwrap().body["Status"].clone();
+    let rid = status["ResultIdentity"].as_str().unwrap().to_string();
+    let export = |t: &str, hook: &str| {
+        format!(
+            "/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType={t}&WebHookUri={}",
+            hook
+        )
+    };
+    let hook = |path: &str| format!("{}{path}", receiver.url);
+
+    // Result, by name, with GET: the machine-readable layout of that result
+    let a = api
+        .send(api.get(&export("Result", &hook("/x-result"))))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["Success"], true);
+    let got = receiver.wait_path("/x-result", FINAL_WAIT).await;
+    assert_eq!(got.body["ResultIdentity"], rid.as_str());
+    assert_eq!(got.body["RequestId"], id.as_str());
+    let placed: u64 = got.body["Sheets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["Multiplicity"].as_u64().unwrap() * s["Placements"].as_array().unwrap().len() as u64
+        })
+        .sum();
+    assert_eq!(placed, status["PartsPlaced"].as_u64().unwrap());
+
+    // Render, by its integer, with POST: the RenderResponse of the request's RenderSettings
+    let a = api.send(api.post(&export("1", &hook("/x-render")))).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-render", FINAL_WAIT).await;
+    assert_eq!(got.body["RenderFormat"], "png");
+    assert_eq!(got.body["ResultIdentity"], rid.as_str());
+    let (w, h, _) = png_pixels(&decode(&got.body));
+    assert_eq!((w, h), (320, 240));
+
+    // refusals at the call
+    let refused = |a: &support::Answer, status: u16, mention: &str| {
+        assert_eq!(a.status, status, "{}", a.text);
+        assert_eq!(a.body["Success"], false, "{}", a.text);
+        assert!(a.text.contains(mention), "{mention}: {}", a.text);
+    };
+    // a ResponseType already requested for the result (aliases and letter case alike)
+    let again = format!(
+        "/v1/nesting/export?NestIdentifier={id}&ResultId={rid}&responsetype=result&WebHookUri={}",
+        hook("/x-again")
+    );
+    refused(&api.send(api.get(&again)).await, 409, "already requested");
+    // a settings block the type needs is missing from the nesting request
+    refused(
+        &api.send(api.get(&export("DXF", &hook("/x-dxf")))).await,
+        400,
+        "Request.DXFExportSettings",
+    );
+    refused(
+        &api.send(api.get(&export("ReportSource", &hook("/x-rs"))))
+            .await,
+        400,
+        "Request.ReportSourceSettings",
+    );
+    refused(
+        &api.send(api.get(&export("Runtime", &hook("/x-rt")))).await,
+        400,
+        "ReportSourceRenderingSettings",
+    );
+    // WebHookUri missing, or not absolute HTTPS
+    let no_hook =
+        format!("/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType=Result");
+    refused(&api.send(api.get(&no_hook)).await, 400, "WebHookUri");
+    refused(
+        &api.send(api.get(&export("Render", "http://example.com/x")))
+            .await,
+        400,
+        "WebHookUri",
+    );
+    refused(
+        &api.send(api.get(&export("Render", "/relative"))).await,
+        400,
+        "WebHookUri",
+    );
+    // a ResponseType that does not exist, and missing ids
+    refused(
+        &api.send(api.get(&export("Picture", &hook("/x")))).await,
+        400,
+        "ResponseType",
+    );
+    refused(
+        &api.send(api.get(&export("7", &hook("/x")))).await,
+        400,
+        "ResponseType",
+    );
+    let no_ids = format!(
+        "/v1/nesting/export?ResponseType=Result&WebHookUri={}",
+        hook("/x")
+    );
+    let a = api.send(api.get(&no_ids)).await;
+    refused(&a, 400, "RequestId");
+    assert!(a.text.contains("ResultIdentity"), "{}", a.text);
+    // unknown job or result
+    let unknown = format!(
+        "/v1/nesting/export?RequestId={id}&ResultIdentity=nope&ResponseType=Result&WebHookUri={}",
+        hook("/x")
+    );
+    refused(&api.send(api.get(&unknown)).await, 404, "nope");
+    // a Runtime export with its settings in the body passes the checks; it is not built yet
+    let a = api
+        .send(
+            api.post(&export("Runtime", &hook("/x-rt")))
+                .json(&json!({"RenderPartLabelMode": "ID"})),
+        )
+        .await;
+    refused(&a, 501, "not built yet");
+    // nothing refused was queued: only the two accepted exports were delivered
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let paths: Vec<String> = receiver
+        .all()
+        .into_iter()
+        .filter(|d| !d.path.ends_with("/nest"))
+        .map(|d| d.path.rsplit('/').next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(paths, ["x-result", "x-render"]);
+}
+
+#[test]
+fn a_failed_export_delivers_the_fixed_failure_body() {
+    use kerf::jobs::run_export::{error_delivery_body, generate};
+    use kerf::wire::exports::ResponseType;
+    let request =
+        r#"{"RequestId":"job-1","ResultIdentity":"res-1","ResponseType":"Render","Settings":null}"#;
+    let body: Value = serde_json::from_str(&error_delivery_body("exp-9", request)).unwrap();
+    assert_eq!(
+        body,
+        json!({"id": "job-1", "resultId": "res-1", "responseType": "Render", "reference": "exp-9"})
+    );
+    // a generation that cannot be done is an error (the job then fails with that body),
+    // never a body that looks like success
+    assert!(generate(
+        ResponseType::Render,
+        "nest2d:dxf",
+        "not a request",
+        "{}",
+        "res-1"
+    )
+    .is_err());
+    assert!(generate(ResponseType::Dxf, "nest2d:dxf", "{}", "{}", "res-1").is_err());
 }
