@@ -97,6 +97,29 @@ async fn renders_follow_the_render_settings_and_refusals_name_the_field() {
     assert!(fill > 2_000, "{fill} pixels of the part fill colour");
     assert!(count([255, 255, 255]) > 2_000, "the background is white");
 
+    // POST /v1/nesting/result/ carries the renderings too (per ReportSourceSettings: no
+    // render blocks given here, so PNG nests and 240-pixel part previews)
+    let r = api
+        .post_json(
+            "/v1/nesting/result/",
+            &json!({"RequestId": png_id, "ResultIdentity": result_id}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    for nest in r.body["Nests"].as_array().unwrap() {
+        assert_eq!(nest["RenderFormat"], "png");
+        assert!(nest["Base64EncodedRendering"]
+            .as_str()
+            .is_some_and(|b| !b.is_empty()));
+    }
+    for part in r.body["Parts"].as_array().unwrap() {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(part["Base64EncodedPreview"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(png_pixels(&bytes).0, 240);
+    }
+    assert_eq!(r.body["Status"]["ResultIdentity"], result_id.as_str());
+
     // the SVG, by the aliases of the query parameters; it parses, and holds a filled path per
     // part component and the sheet, no part labels, and the caption with the multiplicity
     receiver.wait_final(&svg_id, FINAL_WAIT).await;
@@ -257,6 +280,14 @@ async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
         400,
         "ReportSourceRenderingSettings",
     );
+    // a Runtime export's own settings are checked at the call too
+    let a = api
+        .send(
+            api.post(&export("Runtime", &hook("/x-rt")))
+                .json(&json!({"RenderPartLabelMode": "Loud"})),
+        )
+        .await;
+    refused(&a, 400, "body.RenderPartLabelMode");
     // WebHookUri missing, or not absolute HTTPS
     let no_hook =
         format!("/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType=Result");
@@ -296,14 +327,52 @@ async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
         hook("/x")
     );
     refused(&api.send(api.get(&unknown)).await, 404, "nope");
-    // a Runtime export with its settings in the body passes the checks; it is not built yet
+    // a type not built yet (this request has no PartExportSettings either: 400 first)
     let a = api
-        .send(
-            api.post(&export("Runtime", &hook("/x-rt")))
-                .json(&json!({"RenderPartLabelMode": "ID"})),
-        )
+        .send(api.get(&export("PartsExport", &hook("/x-parts"))))
         .await;
-    refused(&a, 501, "not built yet");
+    assert!(a.status == 400 || a.status == 501, "{}", a.text);
+    // a Runtime export with its settings in the body: the report, its renderings per those
+    // settings, and how the result was made
+    let a = api
+        .send(api.post(&export("Runtime", &hook("/x-rt"))).json(&json!({
+            "RenderPartLabelMode": "None",
+            "NestingRenderSettings": {"RenderFormat": "Png", "xDimension": 300, "yDimension": 200},
+            "PartPreviewRenderSettings": {"RenderFormat": "Svg"},
+        })))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-rt", FINAL_WAIT).await;
+    let rt = &got.body;
+    assert_eq!(rt["ResultIdentity"], rid.as_str());
+    assert!(rt["RunTimeSeconds"].as_f64().unwrap() > 0.0, "{rt:#}");
+    let engine = rt["Engine"].as_str().unwrap();
+    assert!(
+        engine.starts_with("cpu") || engine.starts_with("gpu"),
+        "{engine}"
+    );
+    assert!(rt["Seed"].is_u64());
+    assert_eq!(rt["Summary"]["PartsPlaced"], status["PartsPlaced"]);
+    for nest in rt["Nests"].as_array().unwrap() {
+        assert_eq!(nest["RenderFormat"], "png");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(nest["Base64EncodedRendering"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(png_pixels(&bytes).0, 300);
+    }
+    let parts = rt["Parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    for part in parts {
+        let svg = base64::engine::general_purpose::STANDARD
+            .decode(part["Base64EncodedPreview"].as_str().unwrap())
+            .unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(
+            svg.contains(r#"width="240""#),
+            "previews are 240 px wide by default: {svg}"
+        );
+        assert!(!svg.contains("<text"), "no labels, no caption: {svg}");
+    }
     // nothing refused was queued: only the two accepted exports were delivered
     tokio::time::sleep(Duration::from_millis(500)).await;
     let paths: Vec<String> = receiver
@@ -312,7 +381,7 @@ async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
         .filter(|d| !d.path.ends_with("/nest"))
         .map(|d| d.path.rsplit('/').next().unwrap_or_default().to_string())
         .collect();
-    assert_eq!(paths, ["x-result", "x-render"]);
+    assert_eq!(paths, ["x-result", "x-render", "x-rt"]);
 }
 
 #[test]
@@ -328,13 +397,19 @@ fn a_failed_export_delivers_the_fixed_failure_body() {
     );
     // a generation that cannot be done is an error (the job then fails with that body),
     // never a body that looks like success
+    let source = |request: &str| kerf::jobs::run_export::Source {
+        nest_kind: "nest2d:dxf".into(),
+        request: request.into(),
+        layout: "{}".into(),
+        report: "{}".into(),
+    };
     assert!(generate(
         ResponseType::Render,
-        "nest2d:dxf",
-        "not a request",
-        "{}",
-        "res-1"
+        &source("not a request"),
+        "res-1",
+        None
     )
     .is_err());
-    assert!(generate(ResponseType::Dxf, "nest2d:dxf", "{}", "{}", "res-1").is_err());
+    assert!(generate(ResponseType::ReportSource, &source("{}"), "res-1", None).is_err());
+    assert!(generate(ResponseType::Dxf, &source("{}"), "res-1", None).is_err());
 }

@@ -167,7 +167,13 @@ pub async fn export_post(
 
 /// The export types this build generates; the others are refused at the call (501).
 fn generated(t: ResponseType) -> bool {
-    matches!(t, ResponseType::Result | ResponseType::Render)
+    matches!(
+        t,
+        ResponseType::Result
+            | ResponseType::Render
+            | ResponseType::ReportSource
+            | ResponseType::Runtime
+    )
 }
 
 async fn export(
@@ -242,6 +248,12 @@ async fn export(
             }
         }
     };
+    // a Runtime export's own settings are checked like the request's
+    if let (Some(ResponseType::Runtime), Some(body)) = (response_type, &settings) {
+        if let Err(e) = wire::exports::report_renders(Some(body), "body") {
+            errors.extend(e);
+        }
+    }
     let (Some(id), Some(result_id), Some(response_type), Some(hook)) =
         (id, result_id, response_type, hook)
     else {
@@ -282,7 +294,7 @@ async fn export(
         return Err(ApiError::new(
             StatusCode::NOT_IMPLEMENTED,
             format!(
-                "the {} export is not built yet (Result and Render are)",
+                "the {} export is not built yet (Result, Render, ReportSource and Runtime are)",
                 response_type.name()
             ),
         ));

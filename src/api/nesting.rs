@@ -378,8 +378,24 @@ pub async fn result(
                 job.state.as_str()
             )),
         })?;
-    let mut report: wire::ReportSourceResponseV1 =
-        serde_json::from_str(&stored.report).map_err(ApiError::internal)?;
+    // the report with its renderings, drawn on the stored request's geometry (blocking work)
+    let request = state
+        .store
+        .request_of(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+    let source = crate::jobs::run_export::Source {
+        nest_kind: job.kind.clone(),
+        request,
+        layout: stored.layout.clone(),
+        report: stored.report.clone(),
+    };
+    let (mut report, _) = tokio::task::spawn_blocking(move || {
+        crate::jobs::run_export::report_with_renderings(&source, None)
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
     report.status = Some(serde_json::from_str(&stored.status).map_err(ApiError::internal)?);
     Ok(Json(report))
 }

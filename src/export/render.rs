@@ -117,6 +117,8 @@ pub struct RenderOptions {
     pub labels: LabelMode,
     /// Label height in millimetres; None: sized to each part.
     pub label_height_mm: Option<f64>,
+    /// A caption above each layout (sheet, multiplicity, parts, utilisation).
+    pub caption: bool,
 }
 
 impl Default for RenderOptions {
@@ -130,6 +132,7 @@ impl Default for RenderOptions {
             fill: None,
             labels: LabelMode::Id,
             label_height_mm: None,
+            caption: true,
         }
     }
 }
@@ -173,6 +176,57 @@ pub fn render(
     })
 }
 
+/// A picture of part `part` alone (as nested: `nest2d::verify::nesting_geometry`), on a
+/// plain ground a little larger than it, without a caption: the report's part previews.
+pub fn render_part(
+    problem: &Problem,
+    part: usize,
+    options: &RenderOptions,
+) -> Result<Rendering, RenderError> {
+    use crate::nest2d::{Placement, SheetSpec};
+    let b = crate::nest2d::verify::nesting_geometry(problem, part).bbox();
+    let (w, h) = (b.max.x - b.min.x, b.max.y - b.min.y);
+    let margin = 0.04 * w.max(h);
+    let alone = Problem {
+        parts: problem.parts.clone(),
+        sheets: vec![SheetSpec {
+            id: problem.parts[part].id.clone(),
+            shape: SheetShape::Rectangle {
+                width: w + 2.0 * margin,
+                height: h + 2.0 * margin,
+            },
+            quantity: Some(1),
+            priority: 0,
+            top: 0.0,
+            left: 0.0,
+            right: 0.0,
+            bottom: 0.0,
+            irregular_spacing: 0.0,
+        }],
+        settings: problem.settings.clone(),
+    };
+    let layout = SheetLayout {
+        sheet: 0,
+        multiplicity: 1,
+        placements: vec![Placement {
+            part,
+            instance: 0,
+            x: margin - b.min.x,
+            y: margin - b.min.y,
+            rotation: 0.0,
+            mirrored: false,
+            is_filler: false,
+        }],
+        utilisation: 0.0,
+        used_length: 0.0,
+    };
+    let options = RenderOptions {
+        caption: false,
+        ..options.clone()
+    };
+    render(&alone, &[layout], &options)
+}
+
 /// An SVG document and its size in pixels.
 pub struct Svg {
     pub text: String,
@@ -208,7 +262,7 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
         _ => 4.0 / 3.0,
     };
     // caption band and margin as fractions of the cell's sheet height
-    let (band, margin) = (0.08, 0.04);
+    let (band, margin) = (if options.caption { 0.08 } else { 0.0 }, 0.04);
     let grid = |cols: usize| {
         let rows = n.div_ceil(cols);
         let w = cols as f64 * cell_w * (1.0 + 2.0 * margin);
@@ -281,13 +335,15 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
             l.placements.len(),
             l.utilisation
         );
-        let _ = write!(
-            out,
-            r#"<text x="{left:.2}" y="{:.2}" font-size="{font:.2}" fill="{}">{}</text>"#,
-            caption_top + cell_h * band * scale * 0.75,
-            ink.svg(),
-            escape(&caption)
-        );
+        if options.caption {
+            let _ = write!(
+                out,
+                r#"<text x="{left:.2}" y="{:.2}" font-size="{font:.2}" fill="{}">{}</text>"#,
+                caption_top + cell_h * band * scale * 0.75,
+                ink.svg(),
+                escape(&caption)
+            );
+        }
         // the sheet
         let sheet_shape = match &sheet.shape {
             SheetShape::Rectangle { width, height } => Shape::rectangle(*width, *height),
@@ -425,23 +481,11 @@ fn inside_runs(
     xs.chunks_exact(2).map(|r| (r[0], r[1])).collect()
 }
 
-/// A fill colour per part type: hues a golden angle apart, light enough for dark labels.
+/// A fill colour per part type: hues a golden angle apart, pale enough for dark labels.
 fn auto_fill(part: usize) -> Argb {
     let hue = (part as f64 * 137.507_764) % 360.0;
-    let (s, l) = (0.55, 0.72);
-    let c = (1.0 - (2.0 * l - 1.0f64).abs()) * s;
-    let x = c * (1.0 - ((hue / 60.0) % 2.0 - 1.0).abs());
-    let m = l - c / 2.0;
-    let (r, g, b) = match (hue / 60.0) as u32 {
-        0 => (c, x, 0.0),
-        1 => (x, c, 0.0),
-        2 => (0.0, c, x),
-        3 => (0.0, x, c),
-        4 => (x, 0.0, c),
-        _ => (c, 0.0, x),
-    };
-    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
-    Argb::opaque(byte(r), byte(g), byte(b))
+    let rgb = crate::geometry::colour::hsv(hue, 0.35, 0.87 * 255.0);
+    Argb::opaque((rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8)
 }
 
 /// Black or white, whichever reads better on `c`.

@@ -29,7 +29,8 @@ pub fn aci_to_rgb(i: u8) -> u32 {
     }
 }
 
-fn hsv(h: f64, s: f64, v: f64) -> u32 {
+/// RGB (0xRRGGBB) of a hue in degrees, a saturation in 0..=1 and a value in 0..=255.
+pub fn hsv(h: f64, s: f64, v: f64) -> u32 {
     let c = v * s;
     let hp = h / 60.0;
     let x = c * (1.0 - (hp % 2.0 - 1.0).abs());

@@ -61,8 +61,13 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
             .await?;
         Ok::<_, crate::store::StoreError>((nest, request, result))
     };
-    let (nest_kind, request, layout) = match source.await {
-        Ok((Some(nest), Some(request), Some(result))) => (nest.kind, request, result.layout),
+    let source = match source.await {
+        Ok((Some(nest), Some(request), Some(result))) => Source {
+            nest_kind: nest.kind,
+            request,
+            layout: result.layout,
+            report: result.report,
+        },
         Ok(_) => return failed("the nest or its result is gone"),
         Err(e) => return failed(format!("reading the result: {e}")),
     };
@@ -71,11 +76,10 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
         p = ctx.threads.clone().acquire_owned() => p.expect("threads semaphore is never closed"),
         _ = super::stopped(ctx.shutdown.clone()) => return Ended::HandBack,
     };
-    let result_id = spec.result_id.clone();
-    let generated = tokio::task::spawn_blocking(move || {
-        generate(kind, &nest_kind, &request, &layout, &result_id)
-    })
-    .await;
+    let (result_id, settings) = (spec.result_id.clone(), spec.settings.clone());
+    let generated =
+        tokio::task::spawn_blocking(move || generate(kind, &source, &result_id, settings.as_ref()))
+            .await;
     let body = match generated {
         Ok(Ok(body)) => body,
         Ok(Err(e)) => return failed(e),
@@ -95,24 +99,92 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
     Ended::Finished
 }
 
-/// The body of an export of a stored result (`layout`, the NestingResultResponse as stored)
-/// of a nest of job kind `nest_kind` submitted with `request`.
+/// What an export is made from: the nest's job kind and stored request (its geometry and
+/// settings), and the result as stored (layout and report).
+pub struct Source {
+    pub nest_kind: String,
+    pub request: String,
+    /// NestingResultResponse, as stored.
+    pub layout: String,
+    /// ReportSourceResponseV1 without Status and renderings, as stored.
+    pub report: String,
+}
+
+/// The body of an export of type `kind` of a stored result. `settings`: the
+/// ReportSourceRenderingSettings sent with the call (Runtime only; else the request's).
 pub fn generate(
     kind: ResponseType,
-    nest_kind: &str,
-    request: &str,
-    layout: &str,
+    source: &Source,
     result_id: &str,
+    settings: Option<&serde_json::Value>,
 ) -> Result<String, String> {
     match kind {
         // the machine-readable layout, as stored when the result was made
-        ResponseType::Result => Ok(layout.to_string()),
+        ResponseType::Result => Ok(source.layout.clone()),
         ResponseType::Render => {
-            let picture = render_stored(nest_kind, request, layout)?;
+            let picture = render_stored(&source.nest_kind, &source.request, &source.layout)?;
             Ok(wire::to_json(&render_response(&picture, result_id)))
+        }
+        ResponseType::ReportSource => Ok(wire::to_json(&report_with_renderings(source, None)?.0)),
+        ResponseType::Runtime => {
+            let (report, converted) = report_with_renderings(source, settings)?;
+            let layout: wire::NestingResultResponse = serde_json::from_str(&source.layout)
+                .map_err(|e| format!("the stored layout: {e}"))?;
+            Ok(wire::to_json(&wire::RuntimeResultResponse {
+                run_time_seconds: report.summary.elapsed_seconds,
+                engine: layout.engine,
+                seed: converted.problem.settings.seed,
+                report,
+            }))
         }
         other => Err(format!("the {} export is not built yet", other.name())),
     }
+}
+
+/// The stored report with its renderings: each nest drawn per NestingRenderSettings, each
+/// part previewed per PartPreviewRenderSettings (from `settings` when given, else the
+/// request's ReportSourceSettings). Also the converted request, for callers that need more
+/// of it. Blocking work.
+pub fn report_with_renderings(
+    source: &Source,
+    settings: Option<&serde_json::Value>,
+) -> Result<(wire::ReportSourceResponseV1, wire::Converted), String> {
+    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
+    let r = req.request.unwrap_or_default();
+    let (block, at) = match settings {
+        Some(s) => (Some(s), "body"),
+        None => (
+            r.report_source_settings.as_ref(),
+            "Request.ReportSourceSettings",
+        ),
+    };
+    let renders = wire::exports::report_renders(block, at).map_err(|e| wire::describe(&e))?;
+    let mut report: wire::ReportSourceResponseV1 =
+        serde_json::from_str(&source.report).map_err(|e| format!("the stored report: {e}"))?;
+    let layout: wire::NestingResultResponse =
+        serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
+    let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
+    let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    for (nest, l) in report.nests.iter_mut().zip(&layouts) {
+        let picture = render::render(&converted.problem, std::slice::from_ref(l), &renders.nests)
+            .map_err(|e| e.to_string())?;
+        nest.base64_encoded_rendering = Some(encode(&picture.bytes));
+        nest.render_format = Some(picture.format.name().into());
+    }
+    for part in report.parts.iter_mut() {
+        let Some(k) = converted
+            .problem
+            .parts
+            .iter()
+            .position(|p| p.id == part.part_identifier)
+        else {
+            continue;
+        };
+        let picture = render::render_part(&converted.problem, k, &renders.previews)
+            .map_err(|e| e.to_string())?;
+        part.base64_encoded_preview = Some(encode(&picture.bytes));
+    }
+    Ok((report, converted))
 }
 
 /// RenderResponse of a picture.

@@ -51,10 +51,49 @@ pub fn render_options(
 ) -> Result<RenderOptions, Vec<FieldError>> {
     let mut e = Errors::default();
     let mut options = e.render_settings(render, &format!("{at}.RenderSettings"));
-    let report_at = format!("{at}.ReportSourceSettings");
-    if let Some(body) = e.block::<ReportSourceBody>(report, &report_at) {
-        options.labels = e.pick(
-            &format!("{report_at}.RenderPartLabelMode"),
+    let report = e.report_settings(report, &format!("{at}.ReportSourceSettings"));
+    (options.labels, options.label_height_mm) = (report.nests.labels, report.nests.label_height_mm);
+    e.into_result(options)
+}
+
+/// The renders of a report (ReportSource and Runtime exports, POST /v1/nesting/result/):
+/// each nest's, and each part's preview.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportRenders {
+    pub nests: RenderOptions,
+    pub previews: RenderOptions,
+}
+
+/// The preview width when PartPreviewRenderSettings gives no size.
+const PREVIEW_WIDTH: u32 = 240;
+
+/// ReportSourceSettings (ReportSourceRenderingSettings) at `at` as the report's renders:
+/// NestingRenderSettings for the nests, PartPreviewRenderSettings for the previews (240
+/// pixels wide unless sized), both with its labels.
+pub fn report_renders(
+    report: Option<&serde_json::Value>,
+    at: &str,
+) -> Result<ReportRenders, Vec<FieldError>> {
+    let mut e = Errors::default();
+    let renders = e.report_settings(report, at);
+    e.into_result(renders)
+}
+
+impl Errors {
+    /// ReportSourceSettings at `at` (absent: the defaults).
+    fn report_settings(&mut self, value: Option<&serde_json::Value>, at: &str) -> ReportRenders {
+        let mut renders = ReportRenders {
+            nests: RenderOptions::default(),
+            previews: RenderOptions {
+                width: Some(PREVIEW_WIDTH),
+                ..RenderOptions::default()
+            },
+        };
+        let Some(body) = self.block::<ReportSourceBody>(value, at) else {
+            return renders;
+        };
+        let labels = self.pick(
+            &format!("{at}.RenderPartLabelMode"),
             body.render_part_label_mode.as_deref(),
             LabelMode::Id,
             &[
@@ -63,13 +102,13 @@ pub fn render_options(
                 ("PartName", LabelMode::PartName),
             ],
         );
-        options.label_height_mm = match body.part_label_height {
+        let height = match body.part_label_height {
             Some(h) if h.is_finite() && h > 0.0 => Some(h),
             None => None,
             Some(0.0) => None,
             Some(h) => {
-                e.add(
-                    format!("{report_at}.PartLabelHeight"),
+                self.add(
+                    format!("{at}.PartLabelHeight"),
                     format!(
                         "must be a height in millimetres above 0, or null for automatic (got {h})"
                     ),
@@ -77,20 +116,27 @@ pub fn render_options(
                 None
             }
         };
-        // the blocks the report's own renders use are checked here too
-        e.render_settings(
+        renders.nests = self.render_settings(
             body.nesting_render_settings.as_ref(),
-            &format!("{report_at}.NestingRenderSettings"),
+            &format!("{at}.NestingRenderSettings"),
         );
-        e.render_settings(
+        let previews = self.render_settings(
             body.part_preview_render_settings.as_ref(),
-            &format!("{report_at}.PartPreviewRenderSettings"),
+            &format!("{at}.PartPreviewRenderSettings"),
         );
+        renders.previews = RenderOptions {
+            width: previews
+                .width
+                .or((previews.height.is_none()).then_some(PREVIEW_WIDTH)),
+            ..previews
+        };
+        for o in [&mut renders.nests, &mut renders.previews] {
+            o.labels = labels;
+            o.label_height_mm = height;
+        }
+        renders
     }
-    e.into_result(options)
-}
 
-impl Errors {
     /// A settings block as its type, or None (with the error) when it is not one.
     fn block<T: serde::de::DeserializeOwned + Default>(
         &mut self,

@@ -319,8 +319,25 @@ pub struct ReportSourceResponseV1 {
     pub parts: Vec<ReportPart>,
     #[serde(rename = "UnplacedParts")]
     pub unplaced_parts: Vec<UnplacedPart>,
-    #[serde(rename = "Status")]
+    /// The status message last delivered (POST /v1/nesting/result/ only; the ReportSource
+    /// export has none).
+    #[serde(rename = "Status", skip_serializing_if = "Option::is_none")]
     pub status: Option<NestingStatusMessage>,
+}
+
+/// The Runtime export: the report with its renderings, and how the result was made.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct RuntimeResultResponse {
+    #[serde(flatten)]
+    pub report: ReportSourceResponseV1,
+    /// The nest's running time, in seconds.
+    #[serde(rename = "RunTimeSeconds")]
+    pub run_time_seconds: f64,
+    /// "gpu: NAME" or "cpu".
+    #[serde(rename = "Engine")]
+    pub engine: String,
+    #[serde(rename = "Seed")]
+    pub seed: u64,
 }
 
 /// GET /v1/nesting/failures: one failed job, or a job whose delivery gave up.
