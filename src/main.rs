@@ -169,6 +169,23 @@ enum BenchCmd {
         #[arg(long)]
         each: bool,
     },
+    /// How long each export takes for one result: a nest of the DXF files in DIR (copies up
+    /// to --parts) on --sheet sheets, then each export type generated as the service does.
+    Exports {
+        #[arg(default_value = "tests/data")]
+        dir: PathBuf,
+        #[arg(long, default_value_t = 100)]
+        parts: u32,
+        /// WIDTHxHEIGHT in millimetres.
+        #[arg(long, default_value = "500x400")]
+        sheet: String,
+        /// Seconds for the nest.
+        #[arg(long, default_value_t = 20.0)]
+        time: f64,
+        /// Runs of each export (the median is printed).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// Whole-map overlap evaluations per second (positions x orientations) on each backend:
     /// the CPU backend, and the GPU backend when a Vulkan adapter exists.
     Kernels {
@@ -314,6 +331,16 @@ fn run(cli: Cli) -> Result<()> {
         } => bench_bpp(&dir, time, class.as_deref(), each),
         Cmd::Bench {
             which:
+                BenchCmd::Exports {
+                    dir,
+                    parts,
+                    sheet,
+                    time,
+                    runs,
+                },
+        } => bench_exports(&dir, parts, &sheet, time, runs),
+        Cmd::Bench {
+            which:
                 BenchCmd::Kernels {
                     budget,
                     max_sheet,
@@ -321,6 +348,33 @@ fn run(cli: Cli) -> Result<()> {
                 },
         } => bench_kernels(budget, max_sheet, cpu_only),
     }
+}
+
+fn bench_exports(
+    dir: &std::path::Path,
+    parts: u32,
+    sheet: &str,
+    time: f64,
+    runs: usize,
+) -> Result<()> {
+    let (w, h) = sheet
+        .split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.parse::<f64>().ok()?, h.parse::<f64>().ok()?)))
+        .ok_or_else(|| anyhow::anyhow!("--sheet '{sheet}': give WIDTHxHEIGHT in millimetres"))?;
+    let eval = kerf::cli::choose_compute(None)?;
+    let m = kerf::bench::exports::run(dir, parts, (w, h), time, runs, eval.as_ref())?;
+    println!(
+        "result: {} parts placed on {} sheets ({} distinct layouts), {w}x{h} mm",
+        m.parts, m.sheets, m.layouts
+    );
+    for (part, quantity, why) in &m.unplaced {
+        println!("unplaced: {part} x{quantity}: {why}");
+    }
+    println!("{:<14} {:>10} {:>12}", "export", "seconds", "bytes");
+    for r in &m.rows {
+        println!("{:<14} {:>10.3} {:>12}", r.export, r.seconds, r.bytes);
+    }
+    Ok(())
 }
 
 fn bench_esicup(

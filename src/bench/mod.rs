@@ -2,4 +2,5 @@
 
 pub mod bpp;
 pub mod esicup;
+pub mod exports;
 pub mod kernels;
