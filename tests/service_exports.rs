@@ -64,6 +64,8 @@ async fn renders_follow_the_render_settings_and_refusals_name_the_field() {
     svg_req["Request"]["RenderSettings"] =
         json!({"RenderFormat": "svg", "AutomaticallyChoosePartFillColor": true});
     svg_req["Request"]["ReportSourceSettings"] = json!({"RenderPartLabelMode": "None"});
+    // an identifier with characters XML does not allow, and ones it must escape
+    svg_req["Request"]["Sheets"][0]["Identifier"] = json!("S\u{1}<1>&\"");
     let svg_id = api.submit("/v1/nesting", &svg_req).await;
 
     // before it has a result: 404 naming the state
@@ -294,6 +296,12 @@ async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
     refused(&api.send(api.get(&no_hook)).await, 400, "WebHookUri");
     refused(
         &api.send(api.get(&export("Render", "http://example.com/x")))
+            .await,
+        400,
+        "WebHookUri",
+    );
+    refused(
+        &api.send(api.get(&export("Render", "https://10.0.0.1/x")))
             .await,
         400,
         "WebHookUri",

@@ -607,4 +607,39 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
         .enqueue_export(&export("e6"), "r1", "Render", 2300)
         .await
         .unwrap());
+    // a completed export whose delivery is pending blocks a repeat; once its delivery has
+    // given up (the receiver never took it), it may be asked for again
+    let c = store.claim("w", 10_000, 2400).await.unwrap().unwrap();
+    assert_eq!(c.id, "e3");
+    let delivery = Delivery {
+        uri: "https://example.test/hook",
+        body: "{}",
+    };
+    assert!(store
+        .finish(
+            "e3",
+            c.attempt,
+            Outcome::Completed(result("x3")),
+            &[delivery],
+            2500
+        )
+        .await
+        .unwrap());
+    assert!(!store
+        .enqueue_export(&export("e7"), "r1", "Result", 2600)
+        .await
+        .unwrap());
+    let due = store.due_deliveries(i64::MAX, 10).await.unwrap();
+    let d = due
+        .iter()
+        .find(|d| d.job_id == "e3")
+        .expect("e3's delivery is due");
+    store
+        .mark_attempt_failed(d.id, Some(500), "down", None)
+        .await
+        .unwrap();
+    assert!(store
+        .enqueue_export(&export("e8"), "r1", "Result", 2700)
+        .await
+        .unwrap());
 }

@@ -222,6 +222,7 @@ async fn export(
     });
     let hook = hook.and_then(|u| {
         crate::webhook::parse_target(u.trim())
+            .and_then(|url| state.check_webhook_host(&url).map(|()| url))
             .map_err(|why| {
                 errors.push(FieldError {
                     field: "WebHookUri (query)".into(),
@@ -230,7 +231,10 @@ async fn export(
             })
             .ok()
     });
-    let settings: Option<serde_json::Value> = if body.iter().all(u8::is_ascii_whitespace) {
+    // the body is read only for Runtime exports (for the others the spec says it is ignored)
+    let settings: Option<serde_json::Value> = if body.iter().all(u8::is_ascii_whitespace)
+        || response_type != Some(ResponseType::Runtime)
+    {
         None
     } else {
         match wire::parse_json::<serde_json::Value>(&body) {

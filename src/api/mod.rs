@@ -48,7 +48,7 @@ impl AppState {
 
     /// Refuses, at submission, a webhook whose host is an IP literal the guard refuses (names
     /// are checked when they are resolved, at each delivery).
-    fn check_webhook_host(&self, url: &url::Url) -> Result<(), String> {
+    pub(super) fn check_webhook_host(&self, url: &url::Url) -> Result<(), String> {
         match url
             .host_str()
             .map(|h| h.trim_matches(['[', ']']).parse::<IpAddr>())

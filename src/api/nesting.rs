@@ -366,6 +366,11 @@ pub async fn result(
             "job {id} is a 1D nest: its plan is at POST /v1/nesting/1D/result"
         )));
     }
+    if job.kind == crate::jobs::KIND_EXPORT {
+        return Err(ApiError::not_found(format!(
+            "{id} is an export, not a nest: it has no result of its own"
+        )));
+    }
     let wanted = q.result_identity.filter(|r| !r.trim().is_empty());
     let stored = state
         .store
@@ -390,12 +395,20 @@ pub async fn result(
         layout: stored.layout.clone(),
         report: stored.report.clone(),
     };
-    let (mut report, _) = tokio::task::spawn_blocking(move || {
+    let drawn = tokio::task::spawn_blocking(move || {
         crate::jobs::run_export::report_with_renderings(&source, None)
     })
     .await
-    .map_err(ApiError::internal)?
     .map_err(ApiError::internal)?;
+    // the result itself matters more than its pictures: if they cannot be drawn, the report
+    // comes without them (renderings null) and the reason is logged
+    let mut report = match drawn {
+        Ok((report, _)) => report,
+        Err(why) => {
+            tracing::warn!(job = %id, error = %why, "the report's renderings could not be drawn");
+            serde_json::from_str(&stored.report).map_err(ApiError::internal)?
+        }
+    };
     report.status = Some(serde_json::from_str(&stored.status).map_err(ApiError::internal)?);
     Ok(Json(report))
 }

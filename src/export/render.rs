@@ -52,11 +52,14 @@ impl Argb {
         Argb { a: 255, r, g, b }
     }
 
-    /// `#AARRGGBB`, `AARRGGBB`, `#RRGGBB` (opaque), or a signed 32-bit integer as .NET's
-    /// `Color.ToArgb()` writes it (`-16777216` is opaque black).
+    /// `#AARRGGBB`, `AARRGGBB`, `#RRGGBB` or `RRGGBB` (opaque), or a signed 32-bit integer as
+    /// .NET's `Color.ToArgb()` writes it (`-16777216` is opaque black). Six or eight hex
+    /// digits read as hex, even when they are all decimal digits.
     pub fn parse(s: &str) -> Option<Argb> {
         let t = s.trim();
-        if let Ok(n) = t.parse::<i64>() {
+        let hex_like = t.starts_with('#')
+            || (matches!(t.len(), 6 | 8) && t.chars().all(|c| c.is_ascii_hexdigit()));
+        if let (false, Ok(n)) = (hex_like, t.parse::<i64>()) {
             if (i32::MIN as i64..=u32::MAX as i64).contains(&n) {
                 let v = n as u32;
                 return Some(Argb {
@@ -188,7 +191,7 @@ pub fn render_part(
     let (w, h) = (b.max.x - b.min.x, b.max.y - b.min.y);
     let margin = 0.04 * w.max(h);
     let alone = Problem {
-        parts: problem.parts.clone(),
+        parts: vec![problem.parts[part].clone()],
         sheets: vec![SheetSpec {
             id: problem.parts[part].id.clone(),
             shape: SheetShape::Rectangle {
@@ -209,7 +212,7 @@ pub fn render_part(
         sheet: 0,
         multiplicity: 1,
         placements: vec![Placement {
-            part,
+            part: 0,
             instance: 0,
             x: margin - b.min.x,
             y: margin - b.min.y,
@@ -351,9 +354,10 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
         };
         let _ = write!(
             out,
-            r##"<path d="{}" fill="#d9d9d9" fill-rule="evenodd" stroke="{}" stroke-width="1"/>"##,
+            r##"<path d="{}" fill="#d9d9d9" fill-rule="evenodd" stroke="{}" stroke-opacity="{:.3}" stroke-width="1"/>"##,
             path_data(sheet_shape.rings(), &to_px),
-            options.outline.svg()
+            options.outline.svg(),
+            options.outline.opacity()
         );
         // the parts
         for (placement, shape) in l.placements.iter().zip(placed_shapes(problem, l)) {
@@ -513,8 +517,16 @@ fn path_data<'a>(
     d
 }
 
+/// Text for XML: the five special characters escaped, and the characters XML does not allow
+/// at all (controls other than tab and newlines, U+FFFE, U+FFFF) dropped, so any identifier a
+/// request may carry still gives a well-formed picture.
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
+    s.chars()
+        .filter(|&c| {
+            !(c < ' ' && !matches!(c, '\t' | '\n' | '\r')) && c != '\u{FFFE}' && c != '\u{FFFF}'
+        })
+        .collect::<String>()
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

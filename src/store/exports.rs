@@ -7,7 +7,9 @@ use sqlx::Row;
 
 impl Store {
     /// Queues `job` (the export) unless `response_type` was already asked for on `result_id`
-    /// and that export has not failed (a failed one may be asked for again). False: a repeat.
+    /// and that export has not failed. Failed means: the job failed, or it completed but its
+    /// delivery gave up (the receiver never took it; asking again, perhaps with another
+    /// WebHookUri, is how a caller retries). False: a repeat.
     pub async fn enqueue_export(
         &self,
         job: &NewJob<'_>,
@@ -17,7 +19,9 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let earlier = sqlx::query(
-            "SELECT j.state AS state FROM exports e JOIN jobs j ON j.id = e.job_id \
+            "SELECT j.state AS state, \
+             EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.id AND o.gave_up = 0) AS pending_or_delivered \
+             FROM exports e JOIN jobs j ON j.id = e.job_id \
              WHERE e.result_id = ? AND e.response_type = ?",
         )
         .bind(result_id)
@@ -25,7 +29,9 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         if let Some(row) = earlier {
-            if row.get::<String, _>("state") != "Failed" {
+            let state: String = row.get("state");
+            let gave_up = state == "Completed" && !row.get::<bool, _>("pending_or_delivered");
+            if state != "Failed" && !gave_up {
                 tx.rollback().await?;
                 return Ok(false);
             }
