@@ -696,8 +696,14 @@ async fn bad_requests_get_their_status_and_name_the_field() {
             "{path} in the OpenAPI document"
         );
     }
+    // both methods of the export call, and the render call
+    assert!(openapi["paths"]["/v1/nesting/export"]["get"].is_object());
+    assert!(openapi["paths"]["/v1/nesting/export"]["post"].is_object());
+    assert!(openapi["paths"]["/v1/nesting/render/"]["get"].is_object());
     let schemas = &openapi["components"]["schemas"];
     for s in [
+        "RenderResponse",
+        "ExportFailure",
         "DxfNestingRequest",
         "Base64Part",
         "NestingResultData",

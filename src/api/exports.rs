@@ -122,12 +122,13 @@ pub struct ExportQuery {
     pub web_hook_uri: String,
 }
 
-/// Queues an export of a result; it is POSTed to WebHookUri when generated (the Result
-/// export: the NestingResultResponse; Render: the RenderResponse), or the fixed failure body
-/// `{id, resultId, responseType, reference}` if it fails. Each ResponseType once per result
-/// (409 on a repeat; a failed export may be asked for again). The optional JSON body
-/// (ReportSourceRenderingSettings) is used only by Runtime exports.
-#[utoipa::path(get, path = "/v1/nesting/export", tag = "exports", params(ExportQuery),
+/// Queues an export of a result (GET or POST alike); it is POSTed to WebHookUri when
+/// generated (Result: the NestingResultResponse; Render: the RenderResponse; ReportSource and
+/// Runtime: the report with its renderings), or the fixed failure body `{id, resultId,
+/// responseType, reference}` if it fails. Each ResponseType once per result (409 on a repeat;
+/// a failed export may be asked for again). The optional JSON body
+/// (ReportSourceRenderingSettings) is read only by Runtime exports.
+#[utoipa::path(method(get, post), path = "/v1/nesting/export", tag = "exports", params(ExportQuery),
     responses(
         (status = 200, description = "queued", body = wire::ExportAccepted),
         (status = 400, description = "a query parameter missing or wrong, or the nesting request lacks the settings block the ResponseType needs", body = wire::ErrorBody),
@@ -136,33 +137,13 @@ pub struct ExportQuery {
         (status = 501, description = "this ResponseType is not built yet", body = wire::ErrorBody),
     ),
     security(("bearer" = [])))]
-pub async fn export_get(
+pub async fn export(
     State(state): State<AppState>,
     Caller(key): Caller,
     Query(q): Query<HashMap<String, String>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<wire::ExportAccepted>, ApiError> {
-    export(state, key, q, body_of(body)?).await
-}
-
-/// The same as GET; the body (ReportSourceRenderingSettings) supplies a Runtime export's
-/// render settings.
-#[utoipa::path(post, path = "/v1/nesting/export", tag = "exports", params(ExportQuery),
-    responses(
-        (status = 200, description = "queued", body = wire::ExportAccepted),
-        (status = 400, description = "a query parameter missing or wrong, or the settings block the ResponseType needs is missing", body = wire::ErrorBody),
-        (status = 404, description = "no such job or result for this account, or a 1D job", body = wire::ErrorBody),
-        (status = 409, description = "this ResponseType was already requested for the result", body = wire::ErrorBody),
-        (status = 501, description = "this ResponseType is not built yet", body = wire::ErrorBody),
-    ),
-    security(("bearer" = [])))]
-pub async fn export_post(
-    State(state): State<AppState>,
-    Caller(key): Caller,
-    Query(q): Query<HashMap<String, String>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<wire::ExportAccepted>, ApiError> {
-    export(state, key, q, body_of(body)?).await
+    queue_export(state, key, q, body_of(body)?).await
 }
 
 /// The export types this build generates; the others are refused at the call (501).
@@ -176,7 +157,7 @@ fn generated(t: ResponseType) -> bool {
     )
 }
 
-async fn export(
+async fn queue_export(
     state: AppState,
     key: ApiKey,
     q: HashMap<String, String>,

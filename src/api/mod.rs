@@ -101,7 +101,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/render/", get(exports::render))
         .route(
             "/v1/nesting/export",
-            get(exports::export_get).post(exports::export_post),
+            get(exports::export).post(exports::export),
         )
         .route("/v1/nesting/render", get(exports::render))
         .route("/v1/auth/validate", get(account::validate))

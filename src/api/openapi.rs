@@ -14,7 +14,7 @@ use utoipa::{Modify, OpenApi};
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
-        exports::render, exports::export_get, exports::export_post,
+        exports::render, exports::export,
         account::validate, account::valid_until,
         health::healthz, health::readyz,
     ),
