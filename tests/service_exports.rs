@@ -421,3 +421,238 @@ fn a_failed_export_delivers_the_fixed_failure_body() {
     assert!(generate(ResponseType::ReportSource, &source("{}"), "res-1", None).is_err());
     assert!(generate(ResponseType::Dxf, &source("{}"), "res-1", None).is_err());
 }
+
+/// Reads a DXF with the independent Python reader ezdxf (when it is installed; CI installs it
+/// and sets KERF_REQUIRE_EZDXF=1 so that a missing reader fails): the audit's error count and
+/// the number of entities of each type in modelspace.
+fn ezdxf_counts(path: &std::path::Path) -> Option<Value> {
+    let script = r#"
+import sys, json, collections, ezdxf
+doc = ezdxf.readfile(sys.argv[1])
+auditor = doc.audit()
+counts = collections.Counter(e.dxftype() for e in doc.modelspace())
+print(json.dumps({"errors": len(auditor.errors), "counts": counts, "version": doc.dxfversion}))
+"#;
+    let have = std::process::Command::new("python3")
+        .args(["-c", "import ezdxf"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have {
+        assert!(
+            std::env::var("KERF_REQUIRE_EZDXF").is_err(),
+            "KERF_REQUIRE_EZDXF is set but python3 cannot import ezdxf"
+        );
+        eprintln!("ezdxf is not installed: the DXF is checked with the dxf crate only");
+        return None;
+    }
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "ezdxf cannot read {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("ezdxf's counts"))
+}
+
+/// The signed area of a closed ring (counter-clockwise positive).
+fn ring_area(points: &[(f64, f64)]) -> f64 {
+    points
+        .iter()
+        .zip(points.iter().cycle().skip(1))
+        .map(|(a, b)| a.0 * b.1 - b.0 * a.1)
+        .sum::<f64>()
+        / 2.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
+    let dir = temp_dir("dxf");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let key = server.first_key.clone().expect("an Admin key");
+    let api = server.client(&key);
+    let nest = |settings: Value| {
+        let mut req = dxf_request(
+            &[("part_1.dxf", 4), ("donut_r12.dxf", 2), ("part_6.dxf", 2)],
+            (300.0, 250.0),
+            Some(&format!("{}/nest", receiver.url)),
+            2.0,
+            false,
+        );
+        req["Request"]["DXFExportSettings"] = settings;
+        req
+    };
+    // a bad setting is refused with the nest
+    let a = api
+        .post_json("/v1/nesting", &nest(json!({"DXFVersion": "R13b"})))
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(
+        a.text.contains("Request.DXFExportSettings.DXFVersion"),
+        "{}",
+        a.text
+    );
+
+    // one R2000 file: closed polylines, labels, statistics, sheet boundaries
+    let one = api
+        .submit(
+            "/v1/nesting",
+            &nest(
+                json!({"DXFVersion": "R2000", "AddPartLabels": true, "AddNestStatistics": true,
+                          "ExportSheetBoundaries": true, "SheetsLayerName": "SHEET"}),
+            ),
+        )
+        .await;
+    // a zip of R2018 files, one per distinct layout, parts as blocks
+    let zipped = api
+        .submit(
+            "/v1/nesting",
+            &nest(json!({"DXFVersion": "AC1032", "ExportFileType": "Zip",
+                          "SheetExportSettings": "OneFilePerUniqueSheet", "ExportedGeometryStructure": "Blocks"})),
+        )
+        .await;
+    // common edges are not removed yet, and R12 is not written: refused at the call, not
+    // ignored
+    let refused = api
+        .submit(
+            "/v1/nesting",
+            &nest(json!({"RemoveCommonEdges": true, "DXFVersion": "R12"})),
+        )
+        .await;
+    let export = |id: &str, rid: &str, path: &str| {
+        format!(
+            "/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType=DXF&WebHookUri={}{path}",
+            receiver.url
+        )
+    };
+    let mut done = Vec::new();
+    for id in [&one, &zipped, &refused] {
+        let last = receiver.wait_final(id, FINAL_WAIT).await;
+        let status = last.last().unwrap().body["Status"].clone();
+        done.push(status);
+    }
+    let rid = |k: usize| done[k]["ResultIdentity"].as_str().unwrap().to_string();
+    let a = api.send(api.get(&export(&refused, &rid(2), "/x-no"))).await;
+    assert_eq!(a.status, 501, "{}", a.text);
+    assert!(a.text.contains("RemoveCommonEdges"), "{}", a.text);
+    assert!(a.text.contains("DXFVersion R12"), "{}", a.text);
+
+    // the single file
+    let a = api.send(api.get(&export(&one, &rid(0), "/x-one"))).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-one", FINAL_WAIT).await;
+    assert_eq!(got.body["DXFVersion"], 1);
+    assert_eq!(got.body["ExportFileType"], 0);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(got.body["Base64EncodedResponse"].as_str().unwrap())
+        .unwrap();
+    let drawing =
+        dxf::Drawing::load(&mut std::io::Cursor::new(&bytes)).expect("the dxf crate reads it");
+    assert_eq!(drawing.header.version, dxf::enums::AcadVersion::R2000);
+    // every placed part's outline and holes, on its part's layer; signed areas add up to the
+    // placed parts' area (outlines counter-clockwise, holes clockwise)
+    let report = api
+        .post_json(
+            "/v1/nesting/result/",
+            &json!({"RequestId": one, "ResultIdentity": rid(0)}),
+        )
+        .await;
+    let placed_area: f64 = report.body["Parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["Area"].as_f64().unwrap() * p["Placed"].as_f64().unwrap())
+        .sum();
+    let (mut outlines, mut area, mut texts, mut sheets) = (0, 0.0, 0, 0);
+    for e in drawing.entities() {
+        match &e.specific {
+            dxf::entities::EntityType::LwPolyline(p) => {
+                let ring: Vec<(f64, f64)> = p.vertices.iter().map(|v| (v.x, v.y)).collect();
+                if e.common.layer == "SHEET" {
+                    sheets += 1;
+                } else {
+                    assert!(e.common.layer.starts_with("PART_"), "{}", e.common.layer);
+                    assert!(p.is_closed());
+                    let a = ring_area(&ring);
+                    outlines += usize::from(a > 0.0);
+                    area += a;
+                }
+            }
+            dxf::entities::EntityType::Text(_) => texts += 1,
+            _ => {}
+        }
+    }
+    let placed = done[0]["PartsPlaced"].as_u64().unwrap() as usize;
+    assert_eq!(outlines, placed, "one outline per placed part");
+    assert!(
+        (area - placed_area).abs() < 1e-6 * placed_area.max(1.0),
+        "areas: {area} in the DXF, {placed_area} placed"
+    );
+    let layouts = done[0]["NestedSheetsInfo"].as_array().unwrap().len();
+    assert_eq!(sheets, layouts, "a boundary per sheet layout");
+    assert!(
+        texts >= placed / 2 + layouts,
+        "labels and statistics: {texts}"
+    );
+    let file = dir.join("one.dxf");
+    std::fs::write(&file, &bytes).unwrap();
+    if let Some(c) = ezdxf_counts(&file) {
+        assert_eq!(c["errors"], 0, "{c}");
+        assert_eq!(c["version"], "AC1015", "{c}");
+        assert_eq!(
+            c["counts"]["LWPOLYLINE"].as_u64().unwrap() as usize,
+            drawing
+                .entities()
+                .filter(|e| matches!(e.specific, dxf::entities::EntityType::LwPolyline(_)))
+                .count(),
+            "{c}"
+        );
+    }
+
+    // the zip: a file per distinct layout, R2018, each part a block inserted per placement
+    let a = api.send(api.get(&export(&zipped, &rid(1), "/x-zip"))).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-zip", FINAL_WAIT).await;
+    assert_eq!(got.body["DXFVersion"], 6);
+    assert_eq!(got.body["ExportFileType"], 1);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(got.body["Base64EncodedResponse"].as_str().unwrap())
+        .unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a zip");
+    let sheets = done[1]["NestedSheetsInfo"].as_array().unwrap();
+    assert_eq!(zip.len(), sheets.len());
+    for k in 0..zip.len() {
+        let mut f = zip.by_index(k).unwrap();
+        let name = f.name().to_string();
+        let mut dxf_bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut dxf_bytes).unwrap();
+        let d = dxf::Drawing::load(&mut std::io::Cursor::new(&dxf_bytes)).expect("reads");
+        assert_eq!(d.header.version, dxf::enums::AcadVersion::R2018, "{name}");
+        let inserts = d
+            .entities()
+            .filter(|e| matches!(e.specific, dxf::entities::EntityType::Insert(_)))
+            .count();
+        assert_eq!(
+            inserts as u64,
+            sheets[k]["PartCount"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert!(d.blocks().count() >= 1, "{name}");
+        let path = dir.join(format!("zip-{k}.dxf"));
+        std::fs::write(&path, &dxf_bytes).unwrap();
+        if let Some(c) = ezdxf_counts(&path) {
+            assert_eq!(c["errors"], 0, "{name}: {c}");
+            assert_eq!(c["version"], "AC1032", "{name}: {c}");
+            assert_eq!(
+                c["counts"]["INSERT"].as_u64().unwrap() as usize,
+                inserts,
+                "{name}: {c}"
+            );
+        }
+    }
+}

@@ -152,6 +152,7 @@ fn generated(t: ResponseType) -> bool {
         t,
         ResponseType::Result
             | ResponseType::Render
+            | ResponseType::Dxf
             | ResponseType::ReportSource
             | ResponseType::Runtime
     )
@@ -275,11 +276,28 @@ async fn queue_export(
             }]));
         }
     }
+    // settings of the type that this build does not do yet: refused, not ignored
+    if response_type == ResponseType::Dxf {
+        let request = state.store.request_of(&job.id).await?.unwrap_or_default();
+        let request: serde_json::Value =
+            serde_json::from_str(&request).map_err(ApiError::internal)?;
+        let (_, unsupported) = wire::exports::dxf_options(
+            Some(&request["Request"]["DXFExportSettings"]),
+            "Request.DXFExportSettings",
+        )
+        .map_err(ApiError::fields)?;
+        if !unsupported.is_empty() {
+            return Err(ApiError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                format!("not built yet: {}", unsupported.join(", ")),
+            ));
+        }
+    }
     if !generated(response_type) {
         return Err(ApiError::new(
             StatusCode::NOT_IMPLEMENTED,
             format!(
-                "the {} export is not built yet (Result, Render, ReportSource and Runtime are)",
+                "the {} export is not built yet (Result, Render, DXF, ReportSource and Runtime are)",
                 response_type.name()
             ),
         ));

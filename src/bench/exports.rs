@@ -90,6 +90,7 @@ pub fn run(
             "NestSettings": {"PartSpacing": 2.0, "MaxRunTimeSeconds": nest_seconds},
             "RenderSettings": {"RenderFormat": "Png", "xDimension": 1600, "yDimension": 1200},
             "ReportSourceSettings": {"RenderPartLabelMode": "ID"},
+            "DXFExportSettings": {"DXFVersion": "R2000", "AddPartLabels": true, "ExportSheetBoundaries": true},
         },
         "ResultsWebhookUri": "https://example.com/hook",
     });

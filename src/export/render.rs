@@ -384,6 +384,8 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
                 text,
                 options.label_height_mm,
                 scale,
+                5.0,
+                40.0,
             ) {
                 let (x, y) = to_px(at);
                 // the baseline a third of the size below the middle centres the text
@@ -417,12 +419,16 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
 /// each allows the size that fits the run's length and the part's thickness at the run's
 /// middle, and the largest wins (the horizontal middle line on ties). So a label never spills
 /// over the part's edge or into a hole (where other parts may sit).
-fn label_spot(
+/// `scale` turns millimetres into the picture's units; sizes outside `min`..`max` (in those
+/// units) are left out or capped. The DXF export uses it with scale 1 (millimetres).
+pub(crate) fn label_spot(
     bbox: &BBox,
     shapes: &[Shape],
     text: &str,
     height_mm: Option<f64>,
     scale: f64,
+    min: f64,
+    max: f64,
 ) -> Option<(Point, f64, bool)> {
     // width of the text in units of the font size (this font, digits and lower case)
     let per_char = 0.56 * text.chars().count().max(1) as f64;
@@ -457,8 +463,8 @@ fn label_spot(
             }
         }
     }
-    best.map(|(p, size, up)| (p, size.min(40.0), up))
-        .filter(|&(_, size, _)| size >= 5.0)
+    best.map(|(p, size, up)| (p, size.min(max), up))
+        .filter(|&(_, size, _)| size >= min && size > 0.0)
 }
 
 /// The stretches of the line `along(p) = at` inside `shapes` (even-odd over every ring), as

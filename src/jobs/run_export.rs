@@ -137,8 +137,48 @@ pub fn generate(
                 report,
             }))
         }
+        ResponseType::Dxf => dxf_export(source, result_id),
         other => Err(format!("the {} export is not built yet", other.name())),
     }
+}
+
+/// The DXF export: one DXF file, or a zip of them (ExportFileType Zip, or several files).
+fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
+    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
+    let r = req.request.unwrap_or_default();
+    let (options, _) =
+        wire::exports::dxf_options(r.dxf_export_settings.as_ref(), "Request.DXFExportSettings")
+            .map_err(|e| wire::describe(&e))?;
+    let layout: wire::NestingResultResponse =
+        serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
+    let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
+    let files = crate::export::dxf::export(&converted.problem, &layouts, &options)?;
+    let (bytes, zipped) = match files.as_slice() {
+        [one] if !options.zip => (one.bytes.clone(), false),
+        _ => (zip_of(&files)?, true),
+    };
+    Ok(wire::to_json(&wire::DxfBase64Response {
+        result_identity: result_id.into(),
+        base64_encoded_response: base64::engine::general_purpose::STANDARD.encode(bytes),
+        dxf_version: options.version_index,
+        export_file_type: u32::from(zipped),
+    }))
+}
+
+/// A zip (deflate) of the files.
+fn zip_of(files: &[crate::export::dxf::DxfFile]) -> Result<Vec<u8>, String> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for f in files {
+        zip.start_file(f.name.as_str(), options)
+            .and_then(|()| zip.write_all(&f.bytes).map_err(Into::into))
+            .map_err(|e| format!("zipping {}: {e}", f.name))?;
+    }
+    zip.finish()
+        .map(|c| c.into_inner())
+        .map_err(|e| format!("zipping: {e}"))
 }
 
 /// The stored report with its renderings: each nest drawn per NestingRenderSettings, each

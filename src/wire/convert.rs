@@ -751,6 +751,12 @@ pub fn to_submission(
             ) {
                 errors.extend(e);
             }
+            if let Err(e) = super::exports::dxf_options(
+                r.dxf_export_settings.as_ref(),
+                "Request.DXFExportSettings",
+            ) {
+                errors.extend(e);
+            }
             converted
         }
         None => {

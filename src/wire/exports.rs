@@ -308,3 +308,205 @@ pub struct ExportFailure {
     pub response_type: String,
     pub reference: String,
 }
+
+/// DXFExportSettings as sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct DxfSettingsBody {
+    #[serde(rename = "DXFVersion")]
+    dxf_version: Option<String>,
+    #[serde(rename = "ExportFileType")]
+    export_file_type: Option<String>,
+    #[serde(rename = "FilePathWithoutExtension")]
+    file_path_without_extension: Option<String>,
+    #[serde(rename = "PreferredFileNameInFolderWithoutExtension")]
+    preferred_file_name: Option<String>,
+    #[serde(rename = "SheetExportSettings")]
+    sheet_export_settings: Option<String>,
+    #[serde(rename = "OuterLoopDirection")]
+    outer_loop_direction: Option<String>,
+    #[serde(rename = "InnerLoopDirection")]
+    inner_loop_direction: Option<String>,
+    #[serde(rename = "ExportedGeometryStructure")]
+    exported_geometry_structure: Option<String>,
+    #[serde(rename = "AllPartsSingleLayerName")]
+    all_parts_single_layer_name: Option<String>,
+    #[serde(rename = "SheetsLayerName")]
+    sheets_layer_name: Option<String>,
+    #[serde(rename = "NestOrientationAngleCCW")]
+    nest_orientation_angle_ccw: Option<f64>,
+    #[serde(rename = "PartLabelHeight")]
+    part_label_height: Option<f64>,
+    #[serde(rename = "AddPartLabels")]
+    add_part_labels: Option<bool>,
+    #[serde(rename = "AddNestStatistics")]
+    add_nest_statistics: Option<bool>,
+    #[serde(rename = "ExportSheetBoundaries")]
+    export_sheet_boundaries: Option<bool>,
+    #[serde(rename = "RemoveCommonEdges")]
+    remove_common_edges: Option<bool>,
+    #[serde(rename = "ExportPartsAsBlocks")]
+    export_parts_as_blocks: Option<bool>,
+    #[serde(rename = "ExportAllPartsOnSingleLayer")]
+    export_all_parts_on_single_layer: Option<bool>,
+    #[serde(rename = "AppendSheetDimensionsToFileName")]
+    append_sheet_dimensions: Option<bool>,
+    #[serde(rename = "AppendQuantityToFileName")]
+    append_quantity: Option<bool>,
+    #[serde(rename = "AppendSheetIdentifierToFileName")]
+    append_sheet_identifier: Option<bool>,
+}
+
+/// DXFExportSettings at `at`, and the settings asked for that this build does not do (the
+/// call refuses those with 501 rather than write a file that ignores them).
+pub fn dxf_options(
+    value: Option<&serde_json::Value>,
+    at: &str,
+) -> Result<(crate::export::dxf::DxfOptions, Vec<String>), Vec<FieldError>> {
+    use crate::export::dxf::{DxfOptions, LoopDirection, SheetFiles, Structure};
+    use dxf::enums::AcadVersion;
+    let mut e = Errors::default();
+    let mut o = DxfOptions::default();
+    let mut unsupported = Vec::new();
+    if let Some(b) = e.block::<DxfSettingsBody>(value, at) {
+        let versions = [
+            ("R12", (AcadVersion::R12, 0)),
+            ("R2000", (AcadVersion::R2000, 1)),
+            ("R2004", (AcadVersion::R2004, 2)),
+            ("R2007", (AcadVersion::R2007, 3)),
+            ("R2010", (AcadVersion::R2010, 4)),
+            ("R2013", (AcadVersion::R2013, 5)),
+            ("R2018", (AcadVersion::R2018, 6)),
+            ("~AC1009", (AcadVersion::R12, 0)),
+            ("~AC1015", (AcadVersion::R2000, 1)),
+            ("~AC1018", (AcadVersion::R2004, 2)),
+            ("~AC1021", (AcadVersion::R2007, 3)),
+            ("~AC1024", (AcadVersion::R2010, 4)),
+            ("~AC1027", (AcadVersion::R2013, 5)),
+            ("~AC1032", (AcadVersion::R2018, 6)),
+        ];
+        (o.version, o.version_index) = e.pick(
+            &format!("{at}.DXFVersion"),
+            b.dxf_version.as_deref(),
+            (AcadVersion::R2000, 1),
+            &versions,
+        );
+        o.zip = e.pick(
+            &format!("{at}.ExportFileType"),
+            b.export_file_type.as_deref(),
+            false,
+            &[("Dxf", false), ("Zip", true)],
+        );
+        o.sheet_files = e.pick(
+            &format!("{at}.SheetExportSettings"),
+            b.sheet_export_settings.as_deref(),
+            SheetFiles::AllInOne,
+            &[
+                ("AllSheetsInOneFile", SheetFiles::AllInOne),
+                ("OneFilePerSheet", SheetFiles::PerSheet),
+                ("OneFilePerUniqueSheet", SheetFiles::PerUniqueSheet),
+            ],
+        );
+        let directions = [
+            ("Unchanged", LoopDirection::Unchanged),
+            ("Clockwise", LoopDirection::Clockwise),
+            ("CounterClockwise", LoopDirection::CounterClockwise),
+            ("~AntiClockwise", LoopDirection::CounterClockwise),
+        ];
+        o.outer = e.pick(
+            &format!("{at}.OuterLoopDirection"),
+            b.outer_loop_direction.as_deref(),
+            LoopDirection::Unchanged,
+            &directions,
+        );
+        o.inner = e.pick(
+            &format!("{at}.InnerLoopDirection"),
+            b.inner_loop_direction.as_deref(),
+            LoopDirection::Unchanged,
+            &directions,
+        );
+        o.structure = e.pick(
+            &format!("{at}.ExportedGeometryStructure"),
+            b.exported_geometry_structure.as_deref(),
+            Structure::Polylines,
+            &[
+                ("Polylines", Structure::Polylines),
+                ("Exploded", Structure::Exploded),
+                ("Blocks", Structure::Blocks),
+            ],
+        );
+        if b.export_parts_as_blocks == Some(true) {
+            o.structure = Structure::Blocks;
+        }
+        o.part_labels = b.add_part_labels == Some(true);
+        o.label_height = match b.part_label_height {
+            Some(h) if h.is_finite() && h > 0.0 => Some(h),
+            None | Some(0.0) => None,
+            Some(h) => {
+                e.add(
+                    format!("{at}.PartLabelHeight"),
+                    format!(
+                        "must be a height in millimetres above 0, or null for automatic (got {h})"
+                    ),
+                );
+                None
+            }
+        };
+        o.statistics = b.add_nest_statistics == Some(true);
+        o.sheet_boundaries = b.export_sheet_boundaries == Some(true);
+        if b.export_all_parts_on_single_layer == Some(true) {
+            o.parts_layer = Some(
+                b.all_parts_single_layer_name
+                    .filter(|n| !n.trim().is_empty())
+                    .unwrap_or_else(|| "PARTS".into()),
+            );
+        }
+        if let Some(n) = b.sheets_layer_name.filter(|n| !n.trim().is_empty()) {
+            o.sheets_layer = n;
+        }
+        match b.nest_orientation_angle_ccw {
+            Some(a) if !a.is_finite() => e.add(
+                format!("{at}.NestOrientationAngleCCW"),
+                format!("must be an angle in degrees (got {a})"),
+            ),
+            Some(a) => o.angle_ccw = a,
+            None => {}
+        }
+        // the file name: the preferred one, else the last part of the path given
+        let stem = b
+            .preferred_file_name
+            .filter(|n| !n.trim().is_empty())
+            .or_else(|| {
+                b.file_path_without_extension.and_then(|p| {
+                    p.rsplit(['/', '\\'])
+                        .next()
+                        .map(str::to_string)
+                        .filter(|n| !n.trim().is_empty())
+                })
+            });
+        if let Some(stem) = stem {
+            o.file_stem = stem
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+        }
+        o.append_dimensions = b.append_sheet_dimensions == Some(true);
+        o.append_quantity = b.append_quantity == Some(true);
+        o.append_sheet_id = b.append_sheet_identifier == Some(true);
+        if b.remove_common_edges == Some(true) {
+            unsupported.push(format!("{at}.RemoveCommonEdges"));
+        }
+        // the `dxf` crate writes R13-style tables (subclass markers) into R12 files, which R12
+        // readers (ezdxf's among them) refuse: no R12 until that is dealt with
+        if o.version == AcadVersion::R12 {
+            unsupported.push(format!("{at}.DXFVersion R12 (R2000 and later are written)"));
+        }
+    }
+    e.into_result((o, unsupported))
+}

@@ -420,3 +420,20 @@ pub struct ExportAccepted {
     #[serde(rename = "Error", skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+
+/// DxfBase64Response: the DXF and RemnantExport deliveries.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct DxfBase64Response {
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: String,
+    /// The DXF file, or a zip of DXF files (ExportFileType 1), base64-encoded.
+    #[serde(rename = "Base64EncodedResponse")]
+    pub base64_encoded_response: String,
+    /// The version written, as the DESIGN 5.1 index: R12 0, R2000 1, R2004 2, R2007 3,
+    /// R2010 4, R2013 5, R2018 6.
+    #[serde(rename = "DXFVersion")]
+    pub dxf_version: u32,
+    /// 0 a DXF file, 1 a zip of DXF files.
+    #[serde(rename = "ExportFileType")]
+    pub export_file_type: u32,
+}

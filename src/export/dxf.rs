@@ -1,0 +1,421 @@
+//! DXF of a result (DXFExportSettings): the placed parts' exact outlines, written by the `dxf`
+//! crate in the requested version, as closed polylines, as exploded lines, or as one block per
+//! part inserted at each placement; with part labels, nest statistics and sheet boundaries on
+//! their own layers when asked. One drawing for every layout, or one per distinct layout, or
+//! one per physical sheet.
+
+use crate::geometry::{Point, Shape};
+use crate::nest2d::{placed_shapes, verify::nesting_geometry, Problem, SheetLayout, SheetShape};
+use dxf::entities::{Entity, EntityType, Insert, Line, LwPolyline, Text};
+use dxf::enums::AcadVersion;
+use dxf::tables::Layer;
+use dxf::{Block, Drawing, LwPolylineVertex};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SheetFiles {
+    /// Every distinct layout once, side by side along X.
+    AllInOne,
+    /// One drawing per physical sheet (a layout cut 3 times gives 3 files).
+    PerSheet,
+    /// One drawing per distinct layout.
+    PerUniqueSheet,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopDirection {
+    /// As kerf keeps them: outlines counter-clockwise, holes clockwise.
+    Unchanged,
+    Clockwise,
+    CounterClockwise,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structure {
+    Polylines,
+    /// Each edge a LINE.
+    Exploded,
+    /// A block per part, INSERTed at each placement.
+    Blocks,
+}
+
+/// DXFExportSettings, parsed (`wire::exports`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DxfOptions {
+    pub version: AcadVersion,
+    /// The DESIGN 5.1 index of the version (the response's numeric DXFVersion).
+    pub version_index: u32,
+    /// True: a zip of DXF files even when there is one.
+    pub zip: bool,
+    pub sheet_files: SheetFiles,
+    pub outer: LoopDirection,
+    pub inner: LoopDirection,
+    pub structure: Structure,
+    pub part_labels: bool,
+    /// Millimetres; None: sized to each part.
+    pub label_height: Option<f64>,
+    pub statistics: bool,
+    pub sheet_boundaries: bool,
+    /// Some: every part on this layer; None: a layer per part identifier.
+    pub parts_layer: Option<String>,
+    pub sheets_layer: String,
+    /// The whole nest turned by this many degrees counter-clockwise about the origin.
+    pub angle_ccw: f64,
+    /// File name without extension (folders are the caller's business).
+    pub file_stem: String,
+    pub append_dimensions: bool,
+    pub append_quantity: bool,
+    pub append_sheet_id: bool,
+}
+
+impl Default for DxfOptions {
+    fn default() -> Self {
+        DxfOptions {
+            version: AcadVersion::R2000,
+            version_index: 1,
+            zip: false,
+            sheet_files: SheetFiles::AllInOne,
+            outer: LoopDirection::Unchanged,
+            inner: LoopDirection::Unchanged,
+            structure: Structure::Polylines,
+            part_labels: false,
+            label_height: None,
+            statistics: false,
+            sheet_boundaries: false,
+            parts_layer: None,
+            sheets_layer: "SHEETS".into(),
+            angle_ccw: 0.0,
+            file_stem: "nest".into(),
+            append_dimensions: false,
+            append_quantity: false,
+            append_sheet_id: false,
+        }
+    }
+}
+
+/// One written file.
+pub struct DxfFile {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The DXF files of `layouts` per `options`.
+pub fn export(
+    problem: &Problem,
+    layouts: &[SheetLayout],
+    options: &DxfOptions,
+) -> Result<Vec<DxfFile>, String> {
+    // which layouts go in which file, each at an X offset
+    let mut files: Vec<(String, Vec<(usize, f64)>)> = Vec::new();
+    match options.sheet_files {
+        SheetFiles::AllInOne => {
+            let gap = layouts
+                .iter()
+                .map(|l| problem.sheets[l.sheet].extent().0)
+                .fold(0.0, f64::max)
+                * 0.1;
+            let mut x = 0.0;
+            let mut placed = Vec::new();
+            for (k, l) in layouts.iter().enumerate() {
+                placed.push((k, x));
+                x += problem.sheets[l.sheet].extent().0 + gap;
+            }
+            files.push((options.file_stem.clone(), placed));
+        }
+        SheetFiles::PerUniqueSheet => {
+            for (k, l) in layouts.iter().enumerate() {
+                files.push((file_name(problem, l, k, None, options), vec![(k, 0.0)]));
+            }
+        }
+        SheetFiles::PerSheet => {
+            for (k, l) in layouts.iter().enumerate() {
+                for copy in 0..l.multiplicity {
+                    files.push((
+                        file_name(problem, l, k, Some(copy), options),
+                        vec![(k, 0.0)],
+                    ));
+                }
+            }
+        }
+    }
+    files
+        .into_iter()
+        .map(|(name, placed)| {
+            let drawing = drawing(problem, layouts, &placed, options)?;
+            let mut bytes = Vec::new();
+            drawing
+                .save(&mut bytes)
+                .map_err(|e| format!("writing the DXF: {e}"))?;
+            Ok(DxfFile {
+                name: format!("{name}.dxf"),
+                bytes,
+            })
+        })
+        .collect()
+}
+
+fn file_name(
+    problem: &Problem,
+    l: &SheetLayout,
+    k: usize,
+    copy: Option<u32>,
+    options: &DxfOptions,
+) -> String {
+    let mut name = format!("{}_{}", options.file_stem, k + 1);
+    if let Some(c) = copy {
+        name.push_str(&format!("_{}", c + 1));
+    }
+    let sheet = &problem.sheets[l.sheet];
+    if options.append_sheet_id {
+        name.push_str(&format!("_{}", safe_name(&sheet.id)));
+    }
+    if options.append_dimensions {
+        let (w, h) = sheet.extent();
+        name.push_str(&format!("_{}x{}", round_mm(w), round_mm(h)));
+    }
+    if options.append_quantity {
+        name.push_str(&format!("_x{}", l.multiplicity));
+    }
+    name
+}
+
+fn round_mm(v: f64) -> String {
+    let r = (v * 1000.0).round() / 1000.0;
+    format!("{r}")
+}
+
+/// A name safe for files, layers and blocks: letters, digits, `-` and `_` kept, the rest `_`.
+fn safe_name(s: &str) -> String {
+    let n: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if n.is_empty() {
+        "_".into()
+    } else {
+        n
+    }
+}
+
+fn layer_of_part(problem: &Problem, part: usize, options: &DxfOptions) -> String {
+    match &options.parts_layer {
+        Some(l) => l.clone(),
+        None => format!("PART_{}", safe_name(&problem.parts[part].id)),
+    }
+}
+
+/// The drawing of the layouts `placed` ((layout index, X offset) each).
+fn drawing(
+    problem: &Problem,
+    layouts: &[SheetLayout],
+    placed: &[(usize, f64)],
+    options: &DxfOptions,
+) -> Result<Drawing, String> {
+    let mut d = Drawing::new();
+    d.header.version = options.version;
+    d.header.default_drawing_units = dxf::enums::Units::Millimeters;
+    let (sin, cos) = options.angle_ccw.to_radians().sin_cos();
+    let turn = |p: Point| Point::new(p.x * cos - p.y * sin, p.x * sin + p.y * cos);
+    let mut layers: Vec<String> = Vec::new();
+    let mut use_layer = |d: &mut Drawing, name: &str| {
+        if !layers.iter().any(|l| l == name) {
+            layers.push(name.to_string());
+            d.add_layer(Layer {
+                name: name.to_string(),
+                ..Default::default()
+            });
+        }
+    };
+    // blocks: one per part type used, in the part's own frame
+    if options.structure == Structure::Blocks {
+        let mut used: Vec<usize> = placed
+            .iter()
+            .flat_map(|&(k, _)| layouts[k].placements.iter().map(|p| p.part))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        for part in used {
+            let layer = layer_of_part(problem, part, options);
+            use_layer(&mut d, &layer);
+            let mut block = Block {
+                name: block_name(problem, part),
+                layer: layer.clone(),
+                ..Default::default()
+            };
+            for shape in nesting_geometry(problem, part).components() {
+                for ring in rings(shape, options) {
+                    block.entities.push(polyline(&ring, &layer));
+                }
+            }
+            d.add_block(block);
+        }
+    }
+    for &(k, x_off) in placed {
+        let l = &layouts[k];
+        let sheet = &problem.sheets[l.sheet];
+        let at = |p: Point| turn(Point::new(p.x + x_off, p.y));
+        if options.sheet_boundaries {
+            use_layer(&mut d, &options.sheets_layer);
+            let outline = match &sheet.shape {
+                SheetShape::Rectangle { width, height } => Shape::rectangle(*width, *height),
+                SheetShape::Outline(s) => s.clone(),
+            };
+            for ring in outline.rings() {
+                let ring: Vec<Point> = ring.iter().map(|&p| at(p)).collect();
+                d.add_entity(polyline(&ring, &options.sheets_layer));
+            }
+        }
+        if options.statistics {
+            use_layer(&mut d, "STATISTICS");
+            let (w, h) = sheet.extent();
+            let text = format!(
+                "{} layout {} x{}: {} parts, {:.1} % ({} x {} mm)",
+                sheet.id,
+                k + 1,
+                l.multiplicity,
+                l.placements.len(),
+                l.utilisation,
+                round_mm(w),
+                round_mm(h)
+            );
+            let height = (h * 0.02).max(1.0);
+            d.add_entity(text_entity(
+                at(Point::new(0.0, h + height)),
+                height,
+                options.angle_ccw,
+                &text,
+                "STATISTICS",
+            ));
+        }
+        for (p, shape) in l.placements.iter().zip(placed_shapes(problem, l)) {
+            let layer = layer_of_part(problem, p.part, options);
+            use_layer(&mut d, &layer);
+            match options.structure {
+                Structure::Blocks => {
+                    let location = at(Point::new(p.x, p.y));
+                    let insert = Insert {
+                        name: block_name(problem, p.part),
+                        location: dxf::Point::new(location.x, location.y, 0.0),
+                        x_scale_factor: if p.mirrored { -1.0 } else { 1.0 },
+                        y_scale_factor: 1.0,
+                        z_scale_factor: 1.0,
+                        rotation: p.rotation + options.angle_ccw,
+                        ..Default::default()
+                    };
+                    let mut e = Entity::new(EntityType::Insert(insert));
+                    e.common.layer = layer.clone();
+                    d.add_entity(e);
+                }
+                Structure::Polylines | Structure::Exploded => {
+                    for c in shape.geometry.components() {
+                        for ring in rings(c, options) {
+                            let ring: Vec<Point> = ring.iter().map(|&q| at(q)).collect();
+                            if options.structure == Structure::Exploded {
+                                for (i, &a) in ring.iter().enumerate() {
+                                    let b = ring[(i + 1) % ring.len()];
+                                    let mut e = Entity::new(EntityType::Line(Line::new(
+                                        dxf::Point::new(a.x, a.y, 0.0),
+                                        dxf::Point::new(b.x, b.y, 0.0),
+                                    )));
+                                    e.common.layer = layer.clone();
+                                    d.add_entity(e);
+                                }
+                            } else {
+                                d.add_entity(polyline(&ring, &layer));
+                            }
+                        }
+                    }
+                }
+            }
+            if options.part_labels {
+                let b = shape.geometry.bbox();
+                let text = &problem.parts[p.part].id;
+                if let Some((spot, size, upright)) = super::render::label_spot(
+                    &b,
+                    shape.geometry.components(),
+                    text,
+                    options.label_height,
+                    1.0,
+                    0.0,
+                    f64::INFINITY,
+                ) {
+                    use_layer(&mut d, "LABELS");
+                    let angle = options.angle_ccw + if upright { 90.0 } else { 0.0 };
+                    let mut t = text_entity(at(spot), size, angle, text, "LABELS");
+                    if let EntityType::Text(ref mut tx) = t.specific {
+                        // centred on the spot
+                        tx.horizontal_text_justification =
+                            dxf::enums::HorizontalTextJustification::Center;
+                        tx.vertical_text_justification =
+                            dxf::enums::VerticalTextJustification::Middle;
+                        tx.second_alignment_point = tx.location.clone();
+                    }
+                    d.add_entity(t);
+                }
+            }
+        }
+    }
+    Ok(d)
+}
+
+fn block_name(problem: &Problem, part: usize) -> String {
+    format!("PART_{}_{}", part + 1, safe_name(&problem.parts[part].id))
+}
+
+/// A shape's rings in the requested directions.
+fn rings(shape: &Shape, options: &DxfOptions) -> Vec<Vec<Point>> {
+    shape
+        .rings()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut r = r.to_vec();
+            let want = if i == 0 { options.outer } else { options.inner };
+            // kerf keeps outlines counter-clockwise and holes clockwise
+            let ccw = i == 0;
+            let flip = match want {
+                LoopDirection::Unchanged => false,
+                LoopDirection::Clockwise => ccw,
+                LoopDirection::CounterClockwise => !ccw,
+            };
+            if flip {
+                r.reverse();
+            }
+            r
+        })
+        .collect()
+}
+
+/// A closed LWPOLYLINE (R2000 and later: R12 output is refused, see `wire::exports`).
+fn polyline(ring: &[Point], layer: &str) -> Entity {
+    let mut p = LwPolyline::default();
+    p.set_is_closed(true);
+    p.vertices = ring
+        .iter()
+        .map(|q| LwPolylineVertex {
+            x: q.x,
+            y: q.y,
+            ..Default::default()
+        })
+        .collect();
+    let mut e = Entity::new(EntityType::LwPolyline(p));
+    e.common.layer = layer.to_string();
+    e
+}
+
+fn text_entity(at: Point, height: f64, angle: f64, value: &str, layer: &str) -> Entity {
+    let t = Text {
+        location: dxf::Point::new(at.x, at.y, 0.0),
+        text_height: height,
+        value: value.chars().filter(|c| !c.is_control()).collect(),
+        rotation: angle,
+        ..Default::default()
+    };
+    let mut e = Entity::new(EntityType::Text(t));
+    e.common.layer = layer.to_string();
+    e
+}
