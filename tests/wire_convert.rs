@@ -227,6 +227,19 @@ fn bad_requests_name_the_field_and_the_reason() {
             "Request.Sheets",
             "invalid type",
         ),
+        (
+            |r| r["Request"]["Parts"][2]["Identifier"] = json!("bracket"),
+            "Request.Parts[2].Identifier",
+            "already the identifier of a part from Parts[0]",
+        ),
+        (
+            |r| {
+                let s = r["Request"]["Sheets"][0].clone();
+                r["Request"]["Sheets"].as_array_mut().unwrap().push(s)
+            },
+            "Request.Sheets[1].Identifier",
+            "already the identifier of Sheets[0]",
+        ),
     ];
     for (edit, field, reason) in cases {
         let mut r = good();

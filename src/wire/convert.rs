@@ -193,8 +193,10 @@ pub fn to_problem(
     match req.parts.as_deref() {
         None | Some([]) => e.add(format!("{at}.Parts"), "at least one part is required"),
         Some(list) => {
+            // identifiers must be unique: results and exports name parts by them
+            let mut seen: std::collections::HashMap<String, usize> = Default::default();
             for (i, p) in list.iter().enumerate() {
-                parts.extend(part(
+                let made = part(
                     &mut e,
                     p,
                     &format!("{at}.Parts[{i}]"),
@@ -202,7 +204,16 @@ pub fn to_problem(
                     default_kind,
                     &import,
                     &mut warnings,
-                ));
+                );
+                for spec in &made {
+                    if let Some(first) = seen.insert(spec.id.clone(), i) {
+                        e.add(
+                            format!("{at}.Parts[{i}].Identifier"),
+                            format!("'{}' is already the identifier of a part from Parts[{first}]: identifiers must be unique (results and exports name parts by them)", spec.id),
+                        );
+                    }
+                }
+                parts.extend(made);
             }
         }
     }
@@ -222,6 +233,7 @@ pub fn to_problem(
     match req.sheets.as_deref() {
         None | Some([]) => e.add(format!("{at}.Sheets"), "at least one sheet is required"),
         Some(list) => {
+            let mut sheet_ids: std::collections::HashMap<String, usize> = Default::default();
             for (j, s) in list.iter().enumerate() {
                 if let Some(s) = sheet(
                     &mut e,
@@ -232,6 +244,12 @@ pub fn to_problem(
                     &import,
                     &mut warnings,
                 ) {
+                    if let Some(first) = sheet_ids.insert(s.id.clone(), j) {
+                        e.add(
+                            format!("{at}.Sheets[{j}].Identifier"),
+                            format!("'{}' is already the identifier of Sheets[{first}]: identifiers must be unique (results and exports name sheets by them)", s.id),
+                        );
+                    }
                     sheets.push(s);
                 }
             }

@@ -102,20 +102,7 @@ impl Errors {
                 ("PartName", LabelMode::PartName),
             ],
         );
-        let height = match body.part_label_height {
-            Some(h) if h.is_finite() && h > 0.0 => Some(h),
-            None => None,
-            Some(0.0) => None,
-            Some(h) => {
-                self.add(
-                    format!("{at}.PartLabelHeight"),
-                    format!(
-                        "must be a height in millimetres above 0, or null for automatic (got {h})"
-                    ),
-                );
-                None
-            }
-        };
+        let height = self.label_height(body.part_label_height, &format!("{at}.PartLabelHeight"));
         renders.nests = self.render_settings(
             body.nesting_render_settings.as_ref(),
             &format!("{at}.NestingRenderSettings"),
@@ -135,6 +122,23 @@ impl Errors {
             o.label_height_mm = height;
         }
         renders
+    }
+
+    /// PartLabelHeight: millimetres above 0; null, absent or 0: automatic (None).
+    fn label_height(&mut self, value: Option<f64>, field: &str) -> Option<f64> {
+        match value {
+            Some(h) if h.is_finite() && h > 0.0 => Some(h),
+            None | Some(0.0) => None,
+            Some(h) => {
+                self.add(
+                    field,
+                    format!(
+                        "must be a height in millimetres above 0, or null for automatic (got {h})"
+                    ),
+                );
+                None
+            }
+        }
     }
 
     /// A settings block as its type, or None (with the error) when it is not one.
@@ -439,19 +443,7 @@ pub fn dxf_options(
             o.structure = Structure::Blocks;
         }
         o.part_labels = b.add_part_labels == Some(true);
-        o.label_height = match b.part_label_height {
-            Some(h) if h.is_finite() && h > 0.0 => Some(h),
-            None | Some(0.0) => None,
-            Some(h) => {
-                e.add(
-                    format!("{at}.PartLabelHeight"),
-                    format!(
-                        "must be a height in millimetres above 0, or null for automatic (got {h})"
-                    ),
-                );
-                None
-            }
-        };
+        o.label_height = e.label_height(b.part_label_height, &format!("{at}.PartLabelHeight"));
         o.statistics = b.add_nest_statistics == Some(true);
         o.sheet_boundaries = b.export_sheet_boundaries == Some(true);
         if b.export_all_parts_on_single_layer == Some(true) {
