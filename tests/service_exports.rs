@@ -510,11 +510,14 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
         .await;
     // a zip of R2018 files, one per distinct layout, parts as blocks
     let zipped = api
-        .submit(
-            "/v1/nesting",
-            &nest(json!({"DXFVersion": "AC1032", "ExportFileType": "Zip",
-                          "SheetExportSettings": "OneFilePerUniqueSheet", "ExportedGeometryStructure": "Blocks"})),
-        )
+        .submit("/v1/nesting", &{
+            let mut req = nest(json!({"DXFVersion": "AC1032", "ExportFileType": "Zip",
+                          "SheetExportSettings": "OneFilePerUniqueSheet", "ExportedGeometryStructure": "Blocks"}));
+            // and each part alone, outlines clockwise
+            req["Request"]["PartExportSettings"] = json!({"AddPartLabel": true, "DXFVersion": "R2010",
+                "OuterLoopDirection": "Clockwise"});
+            req
+        })
         .await;
     // common edges are not removed yet, and R12 is not written: refused at the call, not
     // ignored
@@ -653,6 +656,80 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
                 inserts,
                 "{name}: {c}"
             );
+        }
+    }
+    // PartsExport: each part alone, R2010, outline clockwise, its area the part's
+    let a = api
+        .send(api.get(&format!(
+            "/v1/nesting/export?RequestId={zipped}&ResultIdentity={}&ResponseType=PartsExport&WebHookUri={}/x-parts",
+            rid(1),
+            receiver.url
+        )))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-parts", FINAL_WAIT).await;
+    assert_eq!(got.body["DXFVersion"], 4);
+    let report = api
+        .post_json(
+            "/v1/nesting/result/",
+            &json!({"RequestId": zipped, "ResultIdentity": rid(1)}),
+        )
+        .await;
+    let area_of = |id: &str| {
+        report.body["Parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["PartIdentifier"] == id)
+            .unwrap()["Area"]
+            .as_f64()
+            .unwrap()
+    };
+    let parts = got.body["Parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 3);
+    for p in parts {
+        let id = p["PartIdentifier"].as_str().unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(p["Base64EncodedDxf"].as_str().unwrap())
+            .unwrap();
+        let d = dxf::Drawing::load(&mut std::io::Cursor::new(&bytes)).expect("reads");
+        assert_eq!(d.header.version, dxf::enums::AcadVersion::R2010, "{id}");
+        let areas: Vec<f64> = d
+            .entities()
+            .filter_map(|e| match &e.specific {
+                dxf::entities::EntityType::LwPolyline(p) => Some(ring_area(
+                    &p.vertices.iter().map(|v| (v.x, v.y)).collect::<Vec<_>>(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let outline = areas
+            .iter()
+            .copied()
+            .fold(0.0f64, |m, a| if a.abs() > m.abs() { a } else { m });
+        assert!(outline < 0.0, "{id}: the outline runs clockwise");
+        // holes keep their own direction (clockwise): the part's area is |outline| - holes
+        let holes: f64 = areas
+            .iter()
+            .filter(|&&a| a != outline)
+            .map(|a| a.abs())
+            .sum();
+        let area = outline.abs() - holes;
+        assert!(
+            (area - area_of(id)).abs() < 1e-6 * area.max(1.0),
+            "{id}: {area} vs {}",
+            area_of(id)
+        );
+        let texts = d
+            .entities()
+            .filter(|e| matches!(e.specific, dxf::entities::EntityType::Text(_)))
+            .count();
+        assert!(texts <= 1, "{id}: at most its label");
+        let path = dir.join(format!("part-{id}.dxf"));
+        std::fs::write(&path, &bytes).unwrap();
+        if let Some(c) = ezdxf_counts(&path) {
+            assert_eq!(c["errors"], 0, "{id}: {c}");
+            assert_eq!(c["version"], "AC1024", "{id}: {c}");
         }
     }
 }

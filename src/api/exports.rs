@@ -155,6 +155,7 @@ fn generated(t: ResponseType) -> bool {
             | ResponseType::Dxf
             | ResponseType::ReportSource
             | ResponseType::Runtime
+            | ResponseType::PartsExport
     )
 }
 
@@ -277,14 +278,21 @@ async fn queue_export(
         }
     }
     // settings of the type that this build does not do yet: refused, not ignored
-    if response_type == ResponseType::Dxf {
+    if matches!(response_type, ResponseType::Dxf | ResponseType::PartsExport) {
         let request = state.store.request_of(&job.id).await?.unwrap_or_default();
         let request: serde_json::Value =
             serde_json::from_str(&request).map_err(ApiError::internal)?;
-        let (_, unsupported) = wire::exports::dxf_options(
-            Some(&request["Request"]["DXFExportSettings"]),
-            "Request.DXFExportSettings",
-        )
+        let (_, unsupported) = if response_type == ResponseType::Dxf {
+            wire::exports::dxf_options(
+                Some(&request["Request"]["DXFExportSettings"]),
+                "Request.DXFExportSettings",
+            )
+        } else {
+            wire::exports::part_export_options(
+                Some(&request["Request"]["PartExportSettings"]),
+                "Request.PartExportSettings",
+            )
+        }
         .map_err(ApiError::fields)?;
         if !unsupported.is_empty() {
             return Err(ApiError::new(
@@ -297,7 +305,7 @@ async fn queue_export(
         return Err(ApiError::new(
             StatusCode::NOT_IMPLEMENTED,
             format!(
-                "the {} export is not built yet (Result, Render, DXF, ReportSource and Runtime are)",
+                "the {} export is not built yet (all but RemnantExport are)",
                 response_type.name()
             ),
         ));

@@ -91,6 +91,7 @@ pub fn run(
             "RenderSettings": {"RenderFormat": "Png", "xDimension": 1600, "yDimension": 1200},
             "ReportSourceSettings": {"RenderPartLabelMode": "ID"},
             "DXFExportSettings": {"DXFVersion": "R2000", "AddPartLabels": true, "ExportSheetBoundaries": true},
+            "PartExportSettings": {"AddPartLabel": true},
         },
         "ResultsWebhookUri": "https://example.com/hook",
     });

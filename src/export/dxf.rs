@@ -419,3 +419,59 @@ fn text_entity(at: Point, height: f64, angle: f64, value: &str, layer: &str) -> 
     e.common.layer = layer.to_string();
     e
 }
+
+/// Each part of `problem` alone, in its own frame (as nested, unrotated), as a DXF file per
+/// `options` (PartsExport). Returns (part index, file) in part order.
+pub fn export_parts(
+    problem: &Problem,
+    options: &DxfOptions,
+) -> Result<Vec<(usize, DxfFile)>, String> {
+    use crate::nest2d::{Placement, SheetSpec};
+    (0..problem.parts.len())
+        .map(|k| {
+            let b = nesting_geometry(problem, k).bbox();
+            let alone = Problem {
+                parts: vec![problem.parts[k].clone()],
+                sheets: vec![SheetSpec {
+                    id: problem.parts[k].id.clone(),
+                    shape: SheetShape::Rectangle {
+                        width: b.max.x.max(1e-6),
+                        height: b.max.y.max(1e-6),
+                    },
+                    quantity: Some(1),
+                    priority: 0,
+                    top: 0.0,
+                    left: 0.0,
+                    right: 0.0,
+                    bottom: 0.0,
+                    irregular_spacing: 0.0,
+                }],
+                settings: problem.settings.clone(),
+            };
+            let layout = SheetLayout {
+                sheet: 0,
+                multiplicity: 1,
+                placements: vec![Placement {
+                    part: 0,
+                    instance: 0,
+                    x: 0.0,
+                    y: 0.0,
+                    rotation: 0.0,
+                    mirrored: false,
+                    is_filler: false,
+                }],
+                utilisation: 0.0,
+                used_length: 0.0,
+            };
+            let one = DxfOptions {
+                sheet_files: SheetFiles::AllInOne,
+                statistics: false,
+                sheet_boundaries: false,
+                file_stem: safe_name(&problem.parts[k].id),
+                ..options.clone()
+            };
+            let mut files = export(&alone, &[layout], &one)?;
+            Ok((k, files.remove(0)))
+        })
+        .collect()
+}

@@ -138,6 +138,7 @@ pub fn generate(
             }))
         }
         ResponseType::Dxf => dxf_export(source, result_id),
+        ResponseType::PartsExport => parts_export(source, result_id),
         other => Err(format!("the {} export is not built yet", other.name())),
     }
 }
@@ -162,6 +163,30 @@ fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
         base64_encoded_response: base64::engine::general_purpose::STANDARD.encode(bytes),
         dxf_version: options.version_index,
         export_file_type: u32::from(zipped),
+    }))
+}
+
+/// The PartsExport: each part of the request as a DXF of its own.
+fn parts_export(source: &Source, result_id: &str) -> Result<String, String> {
+    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
+    let r = req.request.unwrap_or_default();
+    let (options, _) = wire::exports::part_export_options(
+        r.part_export_settings.as_ref(),
+        "Request.PartExportSettings",
+    )
+    .map_err(|e| wire::describe(&e))?;
+    let files = crate::export::dxf::export_parts(&converted.problem, &options)?;
+    Ok(wire::to_json(&wire::ExportPartsResponse {
+        result_identity: result_id.into(),
+        dxf_version: options.version_index,
+        parts: files
+            .into_iter()
+            .map(|(k, f)| wire::ExportedPart {
+                part_identifier: converted.problem.parts[k].id.clone(),
+                file_name: f.name,
+                base64_encoded_dxf: base64::engine::general_purpose::STANDARD.encode(f.bytes),
+            })
+            .collect(),
     }))
 }
 

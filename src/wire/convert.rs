@@ -775,6 +775,12 @@ pub fn to_submission(
             ) {
                 errors.extend(e);
             }
+            if let Err(e) = super::exports::part_export_options(
+                r.part_export_settings.as_ref(),
+                "Request.PartExportSettings",
+            ) {
+                errors.extend(e);
+            }
             converted
         }
         None => {

@@ -502,3 +502,47 @@ pub fn dxf_options(
     }
     e.into_result((o, unsupported))
 }
+
+/// PartExportSettings at `at` as DXF options for one part per file (AddPartLabel,
+/// PartLabelHeight, the loop directions, DXFVersion, ExportedGeometryStructure: the names
+/// DXFExportSettings uses, but for AddPartLabel), and the settings this build does not do.
+pub fn part_export_options(
+    value: Option<&serde_json::Value>,
+    at: &str,
+) -> Result<(crate::export::dxf::DxfOptions, Vec<String>), Vec<FieldError>> {
+    let Some(serde_json::Value::Object(fields)) = value else {
+        return match value {
+            None | Some(serde_json::Value::Null) => dxf_options(None, at),
+            Some(_) => Err(vec![FieldError {
+                field: at.into(),
+                message: "must be an object (PartExportSettings)".into(),
+            }]),
+        };
+    };
+    let mut fields = fields.clone();
+    match fields.remove("AddPartLabel") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Bool(b)) => {
+            fields.insert("AddPartLabels".into(), b.into());
+        }
+        Some(other) => {
+            return Err(vec![FieldError {
+                field: format!("{at}.AddPartLabel"),
+                message: format!("must be true or false (got {other})"),
+            }])
+        }
+    }
+    // only the settings PartExportSettings has
+    fields.retain(|k, _| {
+        matches!(
+            k.as_str(),
+            "AddPartLabels"
+                | "PartLabelHeight"
+                | "InnerLoopDirection"
+                | "OuterLoopDirection"
+                | "DXFVersion"
+                | "ExportedGeometryStructure"
+        )
+    });
+    dxf_options(Some(&serde_json::Value::Object(fields)), at)
+}

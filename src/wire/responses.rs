@@ -437,3 +437,26 @@ pub struct DxfBase64Response {
     #[serde(rename = "ExportFileType")]
     pub export_file_type: u32,
 }
+
+/// ExportPartsResponse (PartsExport): each part's geometry as a DXF file of its own.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ExportPartsResponse {
+    #[serde(rename = "ResultIdentity")]
+    pub result_identity: String,
+    /// As in DxfBase64Response: R2000 1 ... R2018 6.
+    #[serde(rename = "DXFVersion")]
+    pub dxf_version: u32,
+    #[serde(rename = "Parts")]
+    pub parts: Vec<ExportedPart>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ExportedPart {
+    #[serde(rename = "PartIdentifier")]
+    pub part_identifier: String,
+    #[serde(rename = "FileName")]
+    pub file_name: String,
+    /// The part's DXF: its outline and holes in its own frame (as nested, unrotated), mm.
+    #[serde(rename = "Base64EncodedDxf")]
+    pub base64_encoded_dxf: String,
+}
