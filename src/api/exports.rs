@@ -251,15 +251,12 @@ async fn queue_export(
     }
     // the job and the result
     let (job, stored) = stored_result(&state, &key, &id, Some(&result_id)).await?;
+    let request: serde_json::Value = match state.store.request_of(&job.id).await? {
+        Some(text) => serde_json::from_str(&text).map_err(ApiError::internal)?,
+        None => return Err(ApiError::not_found(format!("no job {id} for this account"))),
+    };
     // the settings block the type needs, on the nesting request (Runtime: or in the body)
     if let Some(block) = response_type.settings_block() {
-        let request = state
-            .store
-            .request_of(&job.id)
-            .await?
-            .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
-        let request: serde_json::Value =
-            serde_json::from_str(&request).map_err(ApiError::internal)?;
         let present = !request["Request"][block].is_null();
         let supplied = response_type == ResponseType::Runtime && settings.is_some();
         if !present && !supplied {
@@ -279,9 +276,6 @@ async fn queue_export(
     }
     // settings of the type that this build does not do yet: refused, not ignored
     if matches!(response_type, ResponseType::Dxf | ResponseType::PartsExport) {
-        let request = state.store.request_of(&job.id).await?.unwrap_or_default();
-        let request: serde_json::Value =
-            serde_json::from_str(&request).map_err(ApiError::internal)?;
         let (_, unsupported) = if response_type == ResponseType::Dxf {
             wire::exports::dxf_options(
                 Some(&request["Request"]["DXFExportSettings"]),

@@ -140,7 +140,7 @@ pub fn export(
     files
         .into_iter()
         .map(|(name, placed)| {
-            let drawing = drawing(problem, layouts, &placed, options)?;
+            let drawing = drawing(problem, layouts, &placed, options);
             let mut bytes = Vec::new();
             drawing
                 .save(&mut bytes)
@@ -215,7 +215,7 @@ fn drawing(
     layouts: &[SheetLayout],
     placed: &[(usize, f64)],
     options: &DxfOptions,
-) -> Result<Drawing, String> {
+) -> Drawing {
     let mut d = Drawing::new();
     d.header.version = options.version;
     d.header.default_drawing_units = dxf::enums::Units::Millimeters;
@@ -360,7 +360,7 @@ fn drawing(
             }
         }
     }
-    Ok(d)
+    d
 }
 
 fn block_name(problem: &Problem, part: usize) -> String {
@@ -426,43 +426,11 @@ pub fn export_parts(
     problem: &Problem,
     options: &DxfOptions,
 ) -> Result<Vec<(usize, DxfFile)>, String> {
-    use crate::nest2d::{Placement, SheetSpec};
     (0..problem.parts.len())
         .map(|k| {
+            // in the part's own frame: the sheet reaches from the origin to the part's far corner
             let b = nesting_geometry(problem, k).bbox();
-            let alone = Problem {
-                parts: vec![problem.parts[k].clone()],
-                sheets: vec![SheetSpec {
-                    id: problem.parts[k].id.clone(),
-                    shape: SheetShape::Rectangle {
-                        width: b.max.x.max(1e-6),
-                        height: b.max.y.max(1e-6),
-                    },
-                    quantity: Some(1),
-                    priority: 0,
-                    top: 0.0,
-                    left: 0.0,
-                    right: 0.0,
-                    bottom: 0.0,
-                    irregular_spacing: 0.0,
-                }],
-                settings: problem.settings.clone(),
-            };
-            let layout = SheetLayout {
-                sheet: 0,
-                multiplicity: 1,
-                placements: vec![Placement {
-                    part: 0,
-                    instance: 0,
-                    x: 0.0,
-                    y: 0.0,
-                    rotation: 0.0,
-                    mirrored: false,
-                    is_filler: false,
-                }],
-                utilisation: 0.0,
-                used_length: 0.0,
-            };
+            let (alone, layout) = super::part_alone(problem, k, (0.0, 0.0), (b.max.x, b.max.y));
             let one = DxfOptions {
                 sheet_files: SheetFiles::AllInOne,
                 statistics: false,

@@ -186,43 +186,15 @@ pub fn render_part(
     part: usize,
     options: &RenderOptions,
 ) -> Result<Rendering, RenderError> {
-    use crate::nest2d::{Placement, SheetSpec};
     let b = crate::nest2d::verify::nesting_geometry(problem, part).bbox();
     let (w, h) = (b.max.x - b.min.x, b.max.y - b.min.y);
     let margin = 0.04 * w.max(h);
-    let alone = Problem {
-        parts: vec![problem.parts[part].clone()],
-        sheets: vec![SheetSpec {
-            id: problem.parts[part].id.clone(),
-            shape: SheetShape::Rectangle {
-                width: w + 2.0 * margin,
-                height: h + 2.0 * margin,
-            },
-            quantity: Some(1),
-            priority: 0,
-            top: 0.0,
-            left: 0.0,
-            right: 0.0,
-            bottom: 0.0,
-            irregular_spacing: 0.0,
-        }],
-        settings: problem.settings.clone(),
-    };
-    let layout = SheetLayout {
-        sheet: 0,
-        multiplicity: 1,
-        placements: vec![Placement {
-            part: 0,
-            instance: 0,
-            x: margin - b.min.x,
-            y: margin - b.min.y,
-            rotation: 0.0,
-            mirrored: false,
-            is_filler: false,
-        }],
-        utilisation: 0.0,
-        used_length: 0.0,
-    };
+    let (alone, layout) = super::part_alone(
+        problem,
+        part,
+        (margin - b.min.x, margin - b.min.y),
+        (w + 2.0 * margin, h + 2.0 * margin),
+    );
     let options = RenderOptions {
         caption: false,
         ..options.clone()
@@ -270,18 +242,18 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
         let rows = n.div_ceil(cols);
         let w = cols as f64 * cell_w * (1.0 + 2.0 * margin);
         let h = rows as f64 * cell_h * (1.0 + band + 2.0 * margin);
-        (rows, w, h)
+        (w, h)
     };
     let cols = (1..=n)
         .max_by(|&a, &b| {
             let fit = |c: usize| {
-                let (_, w, h) = grid(c);
+                let (w, h) = grid(c);
                 (1.0 / w).min(aspect / h)
             };
             fit(a).total_cmp(&fit(b)).then(b.cmp(&a))
         })
         .unwrap_or(1);
-    let (rows, grid_w, grid_h) = grid(cols);
+    let (grid_w, grid_h) = grid(cols);
     let (width, height) = match (options.width, options.height) {
         (Some(w), Some(h)) => (w, h),
         (Some(w), None) => (
@@ -404,7 +376,6 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
             }
         }
     }
-    let _ = rows;
     out.push_str("</svg>");
     Svg {
         text: out,
@@ -529,7 +500,7 @@ fn path_data<'a>(
 fn escape(s: &str) -> String {
     s.chars()
         .filter(|&c| {
-            !(c < ' ' && !matches!(c, '\t' | '\n' | '\r')) && c != '\u{FFFE}' && c != '\u{FFFF}'
+            (c >= ' ' || matches!(c, '\t' | '\n' | '\r')) && !matches!(c, '\u{FFFE}' | '\u{FFFF}')
         })
         .collect::<String>()
         .replace('&', "&amp;")
