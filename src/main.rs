@@ -370,9 +370,9 @@ fn bench_exports(
     for (part, quantity, why) in &m.unplaced {
         println!("unplaced: {part} x{quantity}: {why}");
     }
-    println!("{:<14} {:>10} {:>12}", "export", "seconds", "bytes");
+    println!("{:<26} {:>10} {:>12}", "export", "seconds", "bytes");
     for r in &m.rows {
-        println!("{:<14} {:>10.3} {:>12}", r.export, r.seconds, r.bytes);
+        println!("{:<26} {:>10.3} {:>12}", r.export, r.seconds, r.bytes);
     }
     Ok(())
 }

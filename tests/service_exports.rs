@@ -282,6 +282,12 @@ async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
         400,
         "ReportSourceRenderingSettings",
     );
+    refused(
+        &api.send(api.get(&export("RemnantExport", &hook("/x-rem"))))
+            .await,
+        400,
+        "Request.RemnantGenerationSettings",
+    );
     // a Runtime export's own settings are checked at the call too
     let a = api
         .send(
@@ -335,11 +341,12 @@ async fn exports_are_delivered_to_their_webhook_and_every_refusal_rule_holds() {
         hook("/x")
     );
     refused(&api.send(api.get(&unknown)).await, 404, "nope");
-    // a type not built yet (this request has no PartExportSettings either: 400 first)
-    let a = api
-        .send(api.get(&export("PartsExport", &hook("/x-parts"))))
-        .await;
-    assert!(a.status == 400 || a.status == 501, "{}", a.text);
+    refused(
+        &api.send(api.get(&export("PartsExport", &hook("/x-parts"))))
+            .await,
+        400,
+        "Request.PartExportSettings",
+    );
     // a Runtime export with its settings in the body: the report, its renderings per those
     // settings, and how the result was made
     let a = api
@@ -519,14 +526,24 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
             req
         })
         .await;
-    // common edges are not removed yet, and R12 is not written: refused at the call, not
-    // ignored
+    // R12 is not written: refused at the call, not ignored
     let refused = api
-        .submit(
+        .submit("/v1/nesting", &nest(json!({"DXFVersion": "R12"})))
+        .await;
+    // common edges cannot be taken out of blocks: refused with the nest
+    let a = api
+        .post_json(
             "/v1/nesting",
-            &nest(json!({"RemoveCommonEdges": true, "DXFVersion": "R12"})),
+            &nest(json!({"RemoveCommonEdges": true, "ExportedGeometryStructure": "Blocks"})),
         )
         .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(
+        a.text
+            .contains("Request.DXFExportSettings.RemoveCommonEdges"),
+        "{}",
+        a.text
+    );
     let export = |id: &str, rid: &str, path: &str| {
         format!(
             "/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType=DXF&WebHookUri={}{path}",
@@ -542,7 +559,6 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
     let rid = |k: usize| done[k]["ResultIdentity"].as_str().unwrap().to_string();
     let a = api.send(api.get(&export(&refused, &rid(2), "/x-no"))).await;
     assert_eq!(a.status, 501, "{}", a.text);
-    assert!(a.text.contains("RemoveCommonEdges"), "{}", a.text);
     assert!(a.text.contains("DXFVersion R12"), "{}", a.text);
 
     // the single file
@@ -731,5 +747,428 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
             assert_eq!(c["errors"], 0, "{id}: {c}");
             assert_eq!(c["version"], "AC1024", "{id}: {c}");
         }
+    }
+}
+
+/// Closed polylines of a DXF: (layer, ring) each.
+fn polylines_of(bytes: &[u8]) -> (dxf::enums::AcadVersion, Vec<(String, Vec<(f64, f64)>)>) {
+    let d = dxf::Drawing::load(&mut std::io::Cursor::new(bytes)).expect("the dxf crate reads it");
+    let rings = d
+        .entities()
+        .filter_map(|e| match &e.specific {
+            dxf::entities::EntityType::LwPolyline(p) => {
+                assert!(p.is_closed());
+                Some((
+                    e.common.layer.clone(),
+                    p.vertices.iter().map(|v| (v.x, v.y)).collect(),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    (d.header.version, rings)
+}
+
+/// Rings as shapes: each counter-clockwise ring an outline, each clockwise ring a hole of the
+/// smallest outline around it.
+fn shapes_of(rings: &[Vec<(f64, f64)>]) -> Vec<kerf::geometry::Shape> {
+    use kerf::geometry::{exact::point_in_ring, Point, Shape};
+    let pts =
+        |r: &Vec<(f64, f64)>| -> Vec<Point> { r.iter().map(|&(x, y)| Point::new(x, y)).collect() };
+    let outers: Vec<&Vec<(f64, f64)>> = rings.iter().filter(|r| ring_area(r) > 0.0).collect();
+    let mut holes: Vec<Vec<Vec<Point>>> = vec![Vec::new(); outers.len()];
+    for h in rings.iter().filter(|r| ring_area(r) < 0.0) {
+        let p = Point::new(h[0].0, h[0].1);
+        let around = (0..outers.len())
+            .filter(|&k| point_in_ring(p, &pts(outers[k])))
+            .min_by(|&a, &b| ring_area(outers[a]).total_cmp(&ring_area(outers[b])))
+            .expect("a hole inside an outline");
+        holes[around].push(pts(h));
+    }
+    outers
+        .iter()
+        .zip(holes)
+        .map(|(o, h)| Shape::new(pts(o), h))
+        .collect()
+}
+
+/// The files of a base64 zip, in order: (name, bytes).
+fn unzip(b64: &Value) -> Vec<(String, Vec<u8>)> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.as_str().unwrap())
+        .unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a zip");
+    (0..zip.len())
+        .map(|k| {
+            let mut f = zip.by_index(k).unwrap();
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut out).unwrap();
+            (f.name().to_string(), out)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remnants_keep_clear_of_the_parts_and_meet_the_minimums() {
+    use kerf::geometry::{PartGeometry, Shape};
+    use kerf::nest2d::verify::geometries_conflict;
+    let dir = temp_dir("remnants");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let key = server.first_key.clone().expect("an Admin key");
+    let api = server.client(&key);
+    // every nest also asks for a DXF per distinct layout: the parts the remnants must clear
+    let nest = |sheet: (f64, f64), remnants: Value, dxf: Value| {
+        let mut req = dxf_request(
+            &[
+                ("part_1.dxf", 4),
+                ("frame_with_hole_r12.dxf", 2),
+                ("part_6.dxf", 2),
+            ],
+            sheet,
+            Some(&format!("{}/nest", receiver.url)),
+            2.0,
+            false,
+        );
+        req["Request"]["RemnantGenerationSettings"] = remnants;
+        req["Request"]["DXFExportSettings"] = dxf;
+        req
+    };
+    let per_layout =
+        json!({"SheetExportSettings": "OneFilePerUniqueSheet", "ExportFileType": "Zip"});
+    // bad settings are refused with the nest, naming the field
+    let a = api
+        .post_json(
+            "/v1/nesting",
+            &nest(
+                (300.0, 250.0),
+                json!({"RemnantGenerationType": "Triangles", "MinimumAreaMM2": -1}),
+                per_layout.clone(),
+            ),
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(
+        a.text
+            .contains("Request.RemnantGenerationSettings.RemnantGenerationType"),
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text
+            .contains("Request.RemnantGenerationSettings.MinimumAreaMM2"),
+        "{}",
+        a.text
+    );
+
+    let rectangular = api
+        .submit(
+            "/v1/nesting",
+            &nest(
+                (300.0, 250.0),
+                json!({"RemnantGenerationType": "Rectangular", "MinimumDimensionMM": 20.0,
+                   "MinimumAreaMM2": 1000.0, "IncludeRemnantsInExportedNests": true,
+                   "RemnantsLayerName": "OFFCUTS", "ExportFolderPath": "C:\\offcuts"}),
+                per_layout.clone(),
+            ),
+        )
+        .await;
+    let true_shape = api
+        .submit(
+            "/v1/nesting",
+            &nest(
+                (300.0, 250.0),
+                json!({"RemnantGenerationType": "TrueShape", "MinimumDimensionMM": 10.0,
+                   "AllowRemnantGenerationInsidePartHoles": true}),
+                json!({"SheetExportSettings": "OneFilePerUniqueSheet", "ExportFileType": "Zip",
+                   "DXFVersion": "R2013"}),
+            ),
+        )
+        .await;
+    let clean_cut = api
+        .submit("/v1/nesting", &nest(
+            (240.0, 160.0),
+            json!({"RemnantGenerationType": "0", "GenerateRemnantsOnFinalNestedSheetOnly": true}),
+            per_layout.clone(),
+        ))
+        .await;
+    let export = |id: &str, rid: &str, t: &str, path: &str| {
+        format!(
+            "/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType={t}&WebHookUri={}{path}",
+            receiver.url
+        )
+    };
+    for (name, id) in [
+        ("rect", &rectangular),
+        ("true", &true_shape),
+        ("clean", &clean_cut),
+    ] {
+        let last = receiver.wait_final(id, FINAL_WAIT).await;
+        let status = last.last().unwrap().body["Status"].clone();
+        assert_eq!(status["NestingStatus"], 1, "{status}");
+        let rid = status["ResultIdentity"].as_str().unwrap().to_string();
+        let layouts = status["NestedSheetsInfo"].as_array().unwrap().clone();
+        let a = api
+            .send(api.get(&export(id, &rid, "RemnantExport", &format!("/{name}-rem"))))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        let a = api
+            .send(api.get(&export(id, &rid, "DXF", &format!("/{name}-dxf"))))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        let rem = receiver
+            .wait_path(&format!("/{name}-rem"), FINAL_WAIT)
+            .await
+            .body;
+        let nest_dxf = receiver
+            .wait_path(&format!("/{name}-dxf"), FINAL_WAIT)
+            .await
+            .body;
+        assert_eq!(rem["ResultIdentity"], rid.as_str());
+        assert_eq!(rem["ExportFileType"], 1, "always a zip");
+        let infos = rem["Remnants"].as_array().unwrap();
+        let files = unzip(&rem["Base64EncodedResponse"]);
+        assert_eq!(files.len(), infos.len(), "{name}: a file per remnant");
+        assert!(!files.is_empty(), "{name}: this nest leaves material over");
+        let layout_files = unzip(&nest_dxf["Base64EncodedResponse"]);
+        assert_eq!(layout_files.len(), layouts.len());
+        // the parts of each layout, from the nest's own DXF, as the verifier sees them
+        let parts: Vec<Vec<Shape>> = layout_files
+            .iter()
+            .map(|(_, bytes)| {
+                let (_, rings) = polylines_of(bytes);
+                let rings: Vec<Vec<(f64, f64)>> = rings
+                    .into_iter()
+                    .filter(|(layer, _)| layer.starts_with("PART_"))
+                    .map(|(_, r)| r)
+                    .collect();
+                shapes_of(&rings)
+            })
+            .collect();
+        let mut remnant_shapes: Vec<(usize, Shape)> = Vec::new();
+        for ((file, bytes), info) in files.iter().zip(infos) {
+            assert_eq!(&info["FileName"], file.as_str());
+            let layout = info["LayoutIndex"].as_u64().unwrap() as usize;
+            let (version, rings) = polylines_of(bytes);
+            let want_layer = if name == "rect" {
+                "OFFCUTS"
+            } else {
+                "REMNANTS"
+            };
+            assert!(rings.iter().all(|(l, _)| l == want_layer), "{file}");
+            let want_version = if name == "true" {
+                dxf::enums::AcadVersion::R2013
+            } else {
+                dxf::enums::AcadVersion::R2000
+            };
+            assert_eq!(version, want_version, "{file}");
+            let rings: Vec<Vec<(f64, f64)>> = rings.into_iter().map(|(_, r)| r).collect();
+            let shapes = shapes_of(&rings);
+            assert_eq!(shapes.len(), 1, "{file}: one remnant per file");
+            let shape = shapes[0].clone();
+            let b = shape.bbox();
+            // the minimums, and the figures given for it
+            let min_dim = match name {
+                "rect" => 20.0,
+                "true" => 10.0,
+                _ => 0.0,
+            };
+            assert!(b.width().min(b.height()) >= min_dim - 1e-9, "{file}: {b:?}");
+            if name == "rect" {
+                assert!(shape.area() >= 1000.0, "{file}");
+                assert_eq!(rings[0].len(), 4, "{file}: a rectangle");
+            }
+            assert!((info["Area"].as_f64().unwrap() - shape.area()).abs() < 1e-6 * shape.area());
+            assert!((info["Width"].as_f64().unwrap() - b.width()).abs() < 1e-9);
+            // on the sheet, and clear of every part of its layout by the part spacing
+            let (w, h) = (
+                layouts[layout]["XDimension"].as_f64().unwrap(),
+                layouts[layout]["YDimension"].as_f64().unwrap(),
+            );
+            assert!(
+                b.min.x >= 0.0 && b.min.y >= 0.0 && b.max.x <= w && b.max.y <= h,
+                "{file}: {b:?}"
+            );
+            let g = PartGeometry::single(shape.clone());
+            for p in &parts[layout] {
+                assert!(
+                    !geometries_conflict(&g, &PartGeometry::single(p.clone()), 2.0 - 1e-6),
+                    "{file} comes within the 2 mm spacing of a part at {:?}",
+                    p.bbox()
+                );
+            }
+            let path = dir.join(format!("{name}-{file}"));
+            std::fs::write(&path, bytes).unwrap();
+            if let Some(c) = ezdxf_counts(&path) {
+                assert_eq!(c["errors"], 0, "{file}: {c}");
+                assert_eq!(
+                    c["counts"]["LWPOLYLINE"].as_u64().unwrap() as usize,
+                    rings.len()
+                );
+            }
+            remnant_shapes.push((layout, shape));
+        }
+        // remnants of a layout do not overlap each other
+        for (i, (la, a)) in remnant_shapes.iter().enumerate() {
+            for (lb, b) in &remnant_shapes[i + 1..] {
+                if la == lb {
+                    let common = kerf::geometry::boolean::intersection(
+                        std::slice::from_ref(a),
+                        std::slice::from_ref(b),
+                    );
+                    assert!(common.iter().map(Shape::area).sum::<f64>() < 1e-6);
+                }
+            }
+        }
+        match name {
+            // IncludeRemnantsInExportedNests: the nest's DXF has them on their layer
+            "rect" => {
+                for (k, (_, bytes)) in layout_files.iter().enumerate() {
+                    let (_, rings) = polylines_of(bytes);
+                    let drawn = rings.iter().filter(|(l, _)| l == "OFFCUTS").count();
+                    let made = remnant_shapes.iter().filter(|(l, _)| *l == k).count();
+                    assert_eq!(drawn, made, "layout {k}");
+                }
+            }
+            // one straight cut past the nest, on the last sheet only
+            "clean" => {
+                assert!(
+                    layouts.len() >= 2,
+                    "the clean-cut nest needs two sheets: {layouts:?}"
+                );
+                assert_eq!(infos.len(), 1);
+                assert_eq!(infos[0]["LayoutIndex"], layouts.len() - 1);
+                assert_eq!(infos[0]["Quantity"], 1);
+                let b = remnant_shapes[0].1.bbox();
+                let (w, h) = (240.0, 160.0);
+                let across = ((b.width() - w).abs() < 1e-6 && (b.min.y.min(h - b.max.y)) < 1e-6)
+                    || ((b.height() - h).abs() < 1e-6 && (b.min.x.min(w - b.max.x)) < 1e-6);
+                assert!(across, "a clean cut runs across the sheet: {b:?}");
+                for (_, bytes) in &layout_files {
+                    let (_, rings) = polylines_of(bytes);
+                    assert!(
+                        rings.iter().all(|(l, _)| l != "REMNANTS"),
+                        "not asked into the nest DXF"
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn common_edges_are_cut_once() {
+    let dir = temp_dir("common");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let key = server.first_key.clone().expect("an Admin key");
+    let api = server.client(&key);
+    // squares at zero spacing: the nest packs them edge to edge
+    let mut req = dxf_request(
+        &[("square_polyline_r12.dxf", 12)],
+        (100.0, 100.0),
+        Some(&format!("{}/nest", receiver.url)),
+        2.0,
+        false,
+    );
+    req["Request"]["NestSettings"]["PartSpacing"] = json!(0.0);
+    req["Request"]["DXFExportSettings"] =
+        json!({"RemoveCommonEdges": true, "ExportedGeometryStructure": "Exploded"});
+    let id = api.submit("/v1/nesting", &req).await;
+    let done = receiver.wait_final(&id, FINAL_WAIT).await;
+    let status = done.last().unwrap().body["Status"].clone();
+    assert_eq!(status["PartsPlaced"], 12, "{status}");
+    let rid = status["ResultIdentity"].as_str().unwrap().to_string();
+    for (t, path) in [("DXF", "/x-dxf"), ("Result", "/x-result")] {
+        let a = api
+            .send(api.get(&format!(
+                "/v1/nesting/export?RequestId={id}&ResultIdentity={rid}&ResponseType={t}&WebHookUri={}{path}",
+                receiver.url
+            )))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+    }
+    let dxf_body = receiver.wait_path("/x-dxf", FINAL_WAIT).await.body;
+    let layout = receiver.wait_path("/x-result", FINAL_WAIT).await.body;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(dxf_body["Base64EncodedResponse"].as_str().unwrap())
+        .unwrap();
+    let drawing = dxf::Drawing::load(&mut std::io::Cursor::new(&bytes)).expect("reads");
+    let lines: Vec<((f64, f64), (f64, f64))> = drawing
+        .entities()
+        .filter_map(|e| match &e.specific {
+            dxf::entities::EntityType::Line(l) => Some(((l.p1.x, l.p1.y), (l.p2.x, l.p2.y))),
+            _ => None,
+        })
+        .collect();
+    // the square as imported: its polyline's vertices
+    let square = dxf::Drawing::load_file(support::data("square_polyline_r12.dxf")).unwrap();
+    let corners: Vec<(f64, f64)> = square
+        .entities()
+        .find_map(|e| match &e.specific {
+            dxf::entities::EntityType::Polyline(p) => {
+                Some(p.vertices().map(|v| (v.location.x, v.location.y)).collect())
+            }
+            _ => None,
+        })
+        .expect("a polyline");
+    let n = corners.len();
+    let perimeter: f64 = (0..n)
+        .map(|i| {
+            let (a, b) = (corners[i], corners[(i + 1) % n]);
+            ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt()
+        })
+        .sum();
+    let length =
+        |(a, b): &((f64, f64), (f64, f64))| ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+    let written: f64 = lines.iter().map(length).sum();
+    assert!(
+        written < 12.0 * perimeter - perimeter,
+        "common edges were removed: {written} written, {} in all",
+        12.0 * perimeter
+    );
+    // every edge of every placed square is still cut by some line
+    let on_a_line = |p: (f64, f64)| {
+        lines.iter().any(|&(a, b)| {
+            let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+            let l2 = dx * dx + dy * dy;
+            let t = (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / l2).clamp(0.0, 1.0);
+            let (qx, qy) = (a.0 + t * dx, a.1 + t * dy);
+            ((p.0 - qx).powi(2) + (p.1 - qy).powi(2)).sqrt() < 1e-3
+        })
+    };
+    for p in layout["Sheets"][0]["Placements"].as_array().unwrap() {
+        let (x, y) = (p["X"].as_f64().unwrap(), p["Y"].as_f64().unwrap());
+        let (s, c) = p["Rotation"].as_f64().unwrap().to_radians().sin_cos();
+        let place = |(u, v): (f64, f64)| (x + u * c - v * s, y + u * s + v * c);
+        for i in 0..n {
+            let (a, b) = (place(corners[i]), place(corners[(i + 1) % n]));
+            for k in 0..=10 {
+                let t = k as f64 / 10.0;
+                let q = (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1));
+                assert!(on_a_line(q), "{q:?} on a square's edge is not cut");
+            }
+        }
+    }
+    // and no stretch is cut twice: no two lines overlap along a common line
+    for (i, &(a, b)) in lines.iter().enumerate() {
+        for &(c, d) in &lines[i + 1..] {
+            let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+            let l = (dx * dx + dy * dy).sqrt();
+            let off = |p: (f64, f64)| ((p.0 - a.0) * dy - (p.1 - a.1) * dx).abs() / l;
+            if off(c) > 1e-6 || off(d) > 1e-6 {
+                continue;
+            }
+            let t = |p: (f64, f64)| ((p.0 - a.0) * dx + (p.1 - a.1) * dy) / l;
+            let (lo, hi) = (t(c).min(t(d)).max(0.0), t(c).max(t(d)).min(l));
+            assert!(hi - lo < 1e-3, "{a:?}-{b:?} and {c:?}-{d:?} overlap");
+        }
+    }
+    let path = dir.join("common.dxf");
+    std::fs::write(&path, &bytes).unwrap();
+    if let Some(c) = ezdxf_counts(&path) {
+        assert_eq!(c["errors"], 0, "{c}");
+        assert_eq!(c["counts"]["LINE"].as_u64().unwrap() as usize, lines.len());
     }
 }

@@ -134,7 +134,7 @@ pub struct ExportQuery {
         (status = 400, description = "a query parameter missing or wrong, or the nesting request lacks the settings block the ResponseType needs", body = wire::ErrorBody),
         (status = 404, description = "no such job or result for this account, or a 1D job", body = wire::ErrorBody),
         (status = 409, description = "this ResponseType was already requested for the result", body = wire::ErrorBody),
-        (status = 501, description = "this ResponseType is not built yet", body = wire::ErrorBody),
+        (status = 501, description = "a setting this build does not do (DXF R12)", body = wire::ErrorBody),
     ),
     security(("bearer" = [])))]
 pub async fn export(
@@ -144,19 +144,6 @@ pub async fn export(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<wire::ExportAccepted>, ApiError> {
     queue_export(state, key, q, body_of(body)?).await
-}
-
-/// The export types this build generates; the others are refused at the call (501).
-fn generated(t: ResponseType) -> bool {
-    matches!(
-        t,
-        ResponseType::Result
-            | ResponseType::Render
-            | ResponseType::Dxf
-            | ResponseType::ReportSource
-            | ResponseType::Runtime
-            | ResponseType::PartsExport
-    )
 }
 
 async fn queue_export(
@@ -294,15 +281,6 @@ async fn queue_export(
                 format!("not built yet: {}", unsupported.join(", ")),
             ));
         }
-    }
-    if !generated(response_type) {
-        return Err(ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            format!(
-                "the {} export is not built yet (all but RemnantExport are)",
-                response_type.name()
-            ),
-        ));
     }
     let export_id = uuid::Uuid::new_v4().to_string();
     let spec = wire::to_json(&ExportJob {

@@ -4,6 +4,8 @@
 //! their own layers when asked. One drawing for every layout, or one per distinct layout, or
 //! one per physical sheet.
 
+use super::common_edges::{without_common_edges, Path};
+use super::remnants::Remnant;
 use crate::geometry::{Point, Shape};
 use crate::nest2d::{placed_shapes, verify::nesting_geometry, Problem, SheetLayout, SheetShape};
 use dxf::entities::{Entity, EntityType, Insert, Line, LwPolyline, Text};
@@ -58,6 +60,8 @@ pub struct DxfOptions {
     /// Some: every part on this layer; None: a layer per part identifier.
     pub parts_layer: Option<String>,
     pub sheets_layer: String,
+    /// Where parts touch along an edge, it is written once (the later part's rings open).
+    pub remove_common_edges: bool,
     /// The whole nest turned by this many degrees counter-clockwise about the origin.
     pub angle_ccw: f64,
     /// File name without extension (folders are the caller's business).
@@ -83,6 +87,7 @@ impl Default for DxfOptions {
             sheet_boundaries: false,
             parts_layer: None,
             sheets_layer: "SHEETS".into(),
+            remove_common_edges: false,
             angle_ccw: 0.0,
             file_stem: "nest".into(),
             append_dimensions: false,
@@ -92,20 +97,36 @@ impl Default for DxfOptions {
     }
 }
 
+/// Edges of two parts closer than this (mm) to one line, and overlapping by more, are one
+/// common edge (RemoveCommonEdges): far below any cutter's kerf.
+const COMMON_EDGE_TOLERANCE: f64 = 1e-3;
+
 /// One written file.
 pub struct DxfFile {
     pub name: String,
     pub bytes: Vec<u8>,
 }
 
-/// The DXF files of `layouts` per `options`.
+/// Remnants to draw with the nest (IncludeRemnantsInExportedNests), on their own layer.
+#[derive(Clone, Copy)]
+pub struct RemnantLayer<'a> {
+    pub remnants: &'a [Remnant],
+    pub layer: &'a str,
+}
+
+/// A layout drawn in a file: its index, its X offset, and which physical copy it is (one file
+/// per sheet) or None (it stands for all its copies).
+type Drawn = (usize, f64, Option<u32>);
+
+/// The DXF files of `layouts` per `options`, with `remnants` on their layer when given.
 pub fn export(
     problem: &Problem,
     layouts: &[SheetLayout],
+    remnants: Option<RemnantLayer>,
     options: &DxfOptions,
 ) -> Result<Vec<DxfFile>, String> {
     // which layouts go in which file, each at an X offset
-    let mut files: Vec<(String, Vec<(usize, f64)>)> = Vec::new();
+    let mut files: Vec<(String, Vec<Drawn>)> = Vec::new();
     match options.sheet_files {
         SheetFiles::AllInOne => {
             let gap = layouts
@@ -116,14 +137,17 @@ pub fn export(
             let mut x = 0.0;
             let mut placed = Vec::new();
             for (k, l) in layouts.iter().enumerate() {
-                placed.push((k, x));
+                placed.push((k, x, None));
                 x += problem.sheets[l.sheet].extent().0 + gap;
             }
             files.push((options.file_stem.clone(), placed));
         }
         SheetFiles::PerUniqueSheet => {
             for (k, l) in layouts.iter().enumerate() {
-                files.push((file_name(problem, l, k, None, options), vec![(k, 0.0)]));
+                files.push((
+                    file_name(problem, l, k, None, options),
+                    vec![(k, 0.0, None)],
+                ));
             }
         }
         SheetFiles::PerSheet => {
@@ -131,7 +155,7 @@ pub fn export(
                 for copy in 0..l.multiplicity {
                     files.push((
                         file_name(problem, l, k, Some(copy), options),
-                        vec![(k, 0.0)],
+                        vec![(k, 0.0, Some(copy))],
                     ));
                 }
             }
@@ -140,15 +164,8 @@ pub fn export(
     files
         .into_iter()
         .map(|(name, placed)| {
-            let drawing = drawing(problem, layouts, &placed, options);
-            let mut bytes = Vec::new();
-            drawing
-                .save(&mut bytes)
-                .map_err(|e| format!("writing the DXF: {e}"))?;
-            Ok(DxfFile {
-                name: format!("{name}.dxf"),
-                bytes,
-            })
+            let drawing = drawing(problem, layouts, &placed, remnants, options);
+            saved(&drawing, format!("{name}.dxf"))
         })
         .collect()
 }
@@ -209,11 +226,20 @@ fn layer_of_part(problem: &Problem, part: usize, options: &DxfOptions) -> String
     }
 }
 
-/// The drawing of the layouts `placed` ((layout index, X offset) each).
+fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
+    let mut bytes = Vec::new();
+    drawing
+        .save(&mut bytes)
+        .map_err(|e| format!("writing the DXF: {e}"))?;
+    Ok(DxfFile { name, bytes })
+}
+
+/// The drawing of the layouts `placed`.
 fn drawing(
     problem: &Problem,
     layouts: &[SheetLayout],
-    placed: &[(usize, f64)],
+    placed: &[Drawn],
+    remnants: Option<RemnantLayer>,
     options: &DxfOptions,
 ) -> Drawing {
     let mut d = Drawing::new();
@@ -235,7 +261,7 @@ fn drawing(
     if options.structure == Structure::Blocks {
         let mut used: Vec<usize> = placed
             .iter()
-            .flat_map(|&(k, _)| layouts[k].placements.iter().map(|p| p.part))
+            .flat_map(|&(k, _, _)| layouts[k].placements.iter().map(|p| p.part))
             .collect();
         used.sort_unstable();
         used.dedup();
@@ -255,10 +281,25 @@ fn drawing(
             d.add_block(block);
         }
     }
-    for &(k, x_off) in placed {
+    for &(k, x_off, copy) in placed {
         let l = &layouts[k];
         let sheet = &problem.sheets[l.sheet];
         let at = |p: Point| turn(Point::new(p.x + x_off, p.y));
+        // a final-sheet-only remnant is on the last copy of its layout
+        let on_this_copy = |r: &Remnant| {
+            r.layout == k && (!r.last_copy_only || copy.is_none_or(|c| c + 1 == l.multiplicity))
+        };
+        for r in remnants
+            .iter()
+            .flat_map(|g| g.remnants.iter().filter(|r| on_this_copy(r)))
+        {
+            let layer = remnants.map_or("REMNANTS", |g| g.layer);
+            use_layer(&mut d, layer);
+            for ring in rings(&r.shape, options) {
+                let ring: Vec<Point> = ring.iter().map(|&p| at(p)).collect();
+                d.add_entity(polyline(&ring, layer));
+            }
+        }
         if options.sheet_boundaries {
             use_layer(&mut d, &options.sheets_layer);
             let outline = match &sheet.shape {
@@ -292,7 +333,31 @@ fn drawing(
                 "STATISTICS",
             ));
         }
-        for (p, shape) in l.placements.iter().zip(placed_shapes(problem, l)) {
+        let shapes = placed_shapes(problem, l);
+        // each placement's rings as paths to write: closed, or open where RemoveCommonEdges
+        // took out a stretch an earlier part already has
+        let part_rings: Vec<Vec<Vec<Point>>> = shapes
+            .iter()
+            .map(|s| {
+                s.geometry
+                    .components()
+                    .iter()
+                    .flat_map(|c| rings(c, options))
+                    .collect()
+            })
+            .collect();
+        let part_paths: Vec<Vec<Path>> = if options.remove_common_edges {
+            without_common_edges(&part_rings, COMMON_EDGE_TOLERANCE)
+                .into_iter()
+                .map(|rings| rings.into_iter().flatten().collect())
+                .collect()
+        } else {
+            part_rings
+                .into_iter()
+                .map(|rings| rings.into_iter().map(Path::Closed).collect())
+                .collect()
+        };
+        for ((p, shape), paths) in l.placements.iter().zip(shapes).zip(part_paths) {
             let layer = layer_of_part(problem, p.part, options);
             use_layer(&mut d, &layer);
             match options.structure {
@@ -312,22 +377,26 @@ fn drawing(
                     d.add_entity(e);
                 }
                 Structure::Polylines | Structure::Exploded => {
-                    for c in shape.geometry.components() {
-                        for ring in rings(c, options) {
-                            let ring: Vec<Point> = ring.iter().map(|&q| at(q)).collect();
-                            if options.structure == Structure::Exploded {
-                                for (i, &a) in ring.iter().enumerate() {
-                                    let b = ring[(i + 1) % ring.len()];
-                                    let mut e = Entity::new(EntityType::Line(Line::new(
-                                        dxf::Point::new(a.x, a.y, 0.0),
-                                        dxf::Point::new(b.x, b.y, 0.0),
-                                    )));
-                                    e.common.layer = layer.clone();
-                                    d.add_entity(e);
-                                }
-                            } else {
-                                d.add_entity(polyline(&ring, &layer));
+                    for path in paths {
+                        let (points, closed) = match path {
+                            Path::Closed(r) => (r, true),
+                            Path::Open(r) => (r, false),
+                        };
+                        let points: Vec<Point> = points.iter().map(|&q| at(q)).collect();
+                        if options.structure == Structure::Exploded {
+                            let n = points.len();
+                            let segments = if closed { n } else { n - 1 };
+                            for i in 0..segments {
+                                let (a, b) = (points[i], points[(i + 1) % n]);
+                                let mut e = Entity::new(EntityType::Line(Line::new(
+                                    dxf::Point::new(a.x, a.y, 0.0),
+                                    dxf::Point::new(b.x, b.y, 0.0),
+                                )));
+                                e.common.layer = layer.clone();
+                                d.add_entity(e);
                             }
+                        } else {
+                            d.add_entity(polyline_of(&points, closed, &layer));
                         }
                     }
                 }
@@ -392,8 +461,12 @@ fn rings(shape: &Shape, options: &DxfOptions) -> Vec<Vec<Point>> {
 
 /// A closed LWPOLYLINE (R2000 and later: R12 output is refused, see `wire::exports`).
 fn polyline(ring: &[Point], layer: &str) -> Entity {
+    polyline_of(ring, true, layer)
+}
+
+fn polyline_of(ring: &[Point], closed: bool, layer: &str) -> Entity {
     let mut p = LwPolyline::default();
-    p.set_is_closed(true);
+    p.set_is_closed(closed);
     p.vertices = ring
         .iter()
         .map(|q| LwPolylineVertex {
@@ -438,8 +511,51 @@ pub fn export_parts(
                 file_stem: safe_name(&problem.parts[k].id),
                 ..options.clone()
             };
-            let mut files = export(&alone, &[layout], &one)?;
+            let mut files = export(&alone, &[layout], None, &one)?;
             Ok((k, files.remove(0)))
+        })
+        .collect()
+}
+
+/// Each remnant as a DXF file of its own (RemnantExport): its outline and holes as closed
+/// polylines on `layer`, in sheet coordinates (so it can be laid over the nest), in `version`.
+/// Named remnant_<layout>_<n>_<sheet>_<width>x<height>.dxf (layout and n counted from 1, the
+/// size in whole millimetres).
+pub fn export_remnants(
+    problem: &Problem,
+    layouts: &[SheetLayout],
+    remnants: &[Remnant],
+    layer: &str,
+    version: AcadVersion,
+) -> Result<Vec<DxfFile>, String> {
+    let mut n = 0;
+    let mut previous = usize::MAX;
+    remnants
+        .iter()
+        .map(|r| {
+            n = if r.layout == previous { n + 1 } else { 1 };
+            previous = r.layout;
+            let mut d = Drawing::new();
+            d.header.version = version;
+            d.header.default_drawing_units = dxf::enums::Units::Millimeters;
+            d.add_layer(Layer {
+                name: layer.to_string(),
+                ..Default::default()
+            });
+            for ring in r.shape.rings() {
+                d.add_entity(polyline(ring, layer));
+            }
+            let b = r.shape.bbox();
+            let sheet = &problem.sheets[layouts[r.layout].sheet];
+            let name = format!(
+                "remnant_{}_{}_{}_{}x{}.dxf",
+                r.layout + 1,
+                n,
+                safe_name(&sheet.id),
+                b.width().round(),
+                b.height().round()
+            );
+            saved(&d, name)
         })
         .collect()
 }

@@ -1,7 +1,10 @@
-//! Exports of a finished nest: `render` (pictures) and `dxf` (DXFExportSettings)
-//! (RenderSettings: SVG or PNG of the requested size, labels, colours).
+//! Exports of a finished nest: `render` (pictures per RenderSettings: SVG or PNG of the
+//! requested size, labels, colours), `dxf` (DXFExportSettings, PartsExport, remnant files) and
+//! `remnants` (the unused material per RemnantGenerationSettings).
 
+pub mod common_edges;
 pub mod dxf;
+pub mod remnants;
 pub mod render;
 
 use crate::nest2d::{Placement, Problem, SheetLayout, SheetSpec};

@@ -1,6 +1,7 @@
 //! Exact geometry: import (DXF, JSON contours, parametric shapes), units and scale,
 //! conservative curve flattening, transforms, and exact distance / containment predicates.
 
+pub mod boolean;
 pub mod colour;
 pub mod compression;
 pub mod curve;

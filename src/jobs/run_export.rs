@@ -6,7 +6,7 @@
 
 use super::lease::{complete, end, hold_lease, Ended};
 use super::{run2d, JobContext};
-use crate::export::render;
+use crate::export::{dxf, remnants, render};
 use crate::store::{Claimed, ResultRecord};
 use crate::wire::{self, exports::ExportFailure, exports::ExportJob, exports::ResponseType};
 use base64::Engine;
@@ -101,6 +101,7 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
 
 /// What an export is made from: the nest's job kind and stored request (its geometry and
 /// settings), and the result as stored (layout and report).
+#[derive(Clone)]
 pub struct Source {
     pub nest_kind: String,
     pub request: String,
@@ -139,7 +140,7 @@ pub fn generate(
         }
         ResponseType::Dxf => dxf_export(source, result_id),
         ResponseType::PartsExport => parts_export(source, result_id),
-        other => Err(format!("the {} export is not built yet", other.name())),
+        ResponseType::RemnantExport => remnant_export(source, result_id),
     }
 }
 
@@ -153,7 +154,24 @@ fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
     let layout: wire::NestingResultResponse =
         serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
     let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
-    let files = crate::export::dxf::export(&converted.problem, &layouts, &options)?;
+    // IncludeRemnantsInExportedNests: the remnants on their own layer
+    let remnant_options = match r.remnant_generation_settings.as_ref() {
+        None | Some(serde_json::Value::Null) => None,
+        Some(block) => Some(
+            wire::exports::remnant_options(Some(block), "Request.RemnantGenerationSettings")
+                .map_err(|e| wire::describe(&e))?,
+        ),
+    }
+    .filter(|o| o.include_in_nests);
+    let remnants = remnant_options
+        .as_ref()
+        .map(|o| remnants::remnants(&converted.problem, &layouts, o))
+        .unwrap_or_default();
+    let layer = remnant_options.as_ref().map(|o| dxf::RemnantLayer {
+        remnants: &remnants,
+        layer: &o.layer,
+    });
+    let files = dxf::export(&converted.problem, &layouts, layer, &options)?;
     let (bytes, zipped) = match files.as_slice() {
         [one] if !options.zip => (one.bytes.clone(), false),
         _ => (zip_of(&files)?, true),
@@ -163,6 +181,60 @@ fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
         base64_encoded_response: base64::engine::general_purpose::STANDARD.encode(bytes),
         dxf_version: options.version_index,
         export_file_type: u32::from(zipped),
+        remnants: None,
+    }))
+}
+
+/// The RemnantExport: a zip of DXF files, one per remnant, in the DXF version of the
+/// request's DXFExportSettings (R2000 without them), with what each file holds.
+fn remnant_export(source: &Source, result_id: &str) -> Result<String, String> {
+    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
+    let r = req.request.unwrap_or_default();
+    let options = wire::exports::remnant_options(
+        r.remnant_generation_settings.as_ref(),
+        "Request.RemnantGenerationSettings",
+    )
+    .map_err(|e| wire::describe(&e))?;
+    let (dxf_options, _) =
+        wire::exports::dxf_options(r.dxf_export_settings.as_ref(), "Request.DXFExportSettings")
+            .map_err(|e| wire::describe(&e))?;
+    let layout: wire::NestingResultResponse =
+        serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
+    let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
+    let remnants = remnants::remnants(&converted.problem, &layouts, &options);
+    let files = dxf::export_remnants(
+        &converted.problem,
+        &layouts,
+        &remnants,
+        &options.layer,
+        dxf_options.version,
+    )?;
+    let infos = remnants
+        .iter()
+        .zip(&files)
+        .map(|(rem, f)| {
+            let b = rem.shape.bbox();
+            wire::RemnantInfo {
+                file_name: f.name.clone(),
+                sheet_identifier: converted.problem.sheets[layouts[rem.layout].sheet]
+                    .id
+                    .clone(),
+                layout_index: rem.layout as u32,
+                quantity: rem.copies,
+                x: b.min.x,
+                y: b.min.y,
+                width: b.width(),
+                height: b.height(),
+                area: rem.shape.area(),
+            }
+        })
+        .collect();
+    Ok(wire::to_json(&wire::DxfBase64Response {
+        result_identity: result_id.into(),
+        base64_encoded_response: base64::engine::general_purpose::STANDARD.encode(zip_of(&files)?),
+        dxf_version: dxf_options.version_index,
+        export_file_type: 1,
+        remnants: Some(infos),
     }))
 }
 
@@ -175,7 +247,7 @@ fn parts_export(source: &Source, result_id: &str) -> Result<String, String> {
         "Request.PartExportSettings",
     )
     .map_err(|e| wire::describe(&e))?;
-    let files = crate::export::dxf::export_parts(&converted.problem, &options)?;
+    let files = dxf::export_parts(&converted.problem, &options)?;
     Ok(wire::to_json(&wire::ExportPartsResponse {
         result_identity: result_id.into(),
         dxf_version: options.version_index,
@@ -191,7 +263,7 @@ fn parts_export(source: &Source, result_id: &str) -> Result<String, String> {
 }
 
 /// A zip (deflate) of the files.
-fn zip_of(files: &[crate::export::dxf::DxfFile]) -> Result<Vec<u8>, String> {
+fn zip_of(files: &[dxf::DxfFile]) -> Result<Vec<u8>, String> {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()

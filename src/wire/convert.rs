@@ -781,6 +781,12 @@ pub fn to_submission(
             ) {
                 errors.extend(e);
             }
+            if let Err(e) = super::exports::remnant_options(
+                r.remnant_generation_settings.as_ref(),
+                "Request.RemnantGenerationSettings",
+            ) {
+                errors.extend(e);
+            }
             converted
         }
         None => {

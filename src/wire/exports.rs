@@ -491,8 +491,13 @@ pub fn dxf_options(
         o.append_dimensions = b.append_sheet_dimensions == Some(true);
         o.append_quantity = b.append_quantity == Some(true);
         o.append_sheet_id = b.append_sheet_identifier == Some(true);
-        if b.remove_common_edges == Some(true) {
-            unsupported.push(format!("{at}.RemoveCommonEdges"));
+        o.remove_common_edges = b.remove_common_edges == Some(true);
+        if o.remove_common_edges && o.structure == Structure::Blocks {
+            e.add(
+                format!("{at}.RemoveCommonEdges"),
+                "common edges cannot be removed from parts written as blocks (each block is a \
+                 whole part): use ExportedGeometryStructure Polylines or Exploded",
+            );
         }
         // the `dxf` crate writes R13-style tables (subclass markers) into R12 files, which R12
         // readers (ezdxf's among them) refuse: no R12 until that is dealt with
@@ -545,4 +550,72 @@ pub fn part_export_options(
         )
     });
     dxf_options(Some(&serde_json::Value::Object(fields)), at)
+}
+
+/// RemnantGenerationSettings as sent. ExportFolderPath is read and not used: the service never
+/// writes into its own file system on a caller's say-so; the remnants come back in the export.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RemnantSettingsBody {
+    #[serde(rename = "MinimumDimensionMM")]
+    minimum_dimension_mm: Option<f64>,
+    #[serde(rename = "MinimumAreaMM2")]
+    minimum_area_mm2: Option<f64>,
+    #[serde(rename = "GenerateRemnantsOnFinalNestedSheetOnly")]
+    final_sheet_only: Option<bool>,
+    #[serde(rename = "IncludeRemnantsInExportedNests")]
+    include_in_nests: Option<bool>,
+    #[serde(rename = "AllowRemnantGenerationInsidePartHoles")]
+    inside_holes: Option<bool>,
+    #[serde(rename = "ExportFolderPath")]
+    #[allow(dead_code)]
+    export_folder_path: Option<String>,
+    #[serde(rename = "RemnantsLayerName")]
+    remnants_layer_name: Option<String>,
+    #[serde(rename = "RemnantGenerationType")]
+    remnant_generation_type: Option<String>,
+}
+
+/// RemnantGenerationSettings at `at` (absent: the defaults: CleanCut, no minimums, every
+/// layout, layer REMNANTS).
+pub fn remnant_options(
+    value: Option<&serde_json::Value>,
+    at: &str,
+) -> Result<crate::export::remnants::RemnantOptions, Vec<FieldError>> {
+    use crate::export::remnants::{RemnantKind, RemnantOptions};
+    let mut e = Errors::default();
+    let mut o = RemnantOptions::default();
+    if let Some(b) = e.block::<RemnantSettingsBody>(value, at) {
+        o.kind = e.pick(
+            &format!("{at}.RemnantGenerationType"),
+            b.remnant_generation_type.as_deref(),
+            RemnantKind::CleanCut,
+            &[
+                ("CleanCut", RemnantKind::CleanCut),
+                ("Rectangular", RemnantKind::Rectangular),
+                ("TrueShape", RemnantKind::TrueShape),
+            ],
+        );
+        let mut at_least_zero = |name: &str, v: Option<f64>, unit: &str| match v {
+            None => 0.0,
+            Some(x) if x.is_finite() && x >= 0.0 => x,
+            Some(x) => {
+                e.add(
+                    format!("{at}.{name}"),
+                    format!("must be {unit} of 0 or more (got {x})"),
+                );
+                0.0
+            }
+        };
+        o.min_dimension =
+            at_least_zero("MinimumDimensionMM", b.minimum_dimension_mm, "millimetres");
+        o.min_area = at_least_zero("MinimumAreaMM2", b.minimum_area_mm2, "square millimetres");
+        o.final_sheet_only = b.final_sheet_only == Some(true);
+        o.include_in_nests = b.include_in_nests == Some(true);
+        o.inside_holes = b.inside_holes == Some(true);
+        if let Some(n) = b.remnants_layer_name.filter(|n| !n.trim().is_empty()) {
+            o.layer = n;
+        }
+    }
+    e.into_result(o)
 }

@@ -436,6 +436,37 @@ pub struct DxfBase64Response {
     /// 0 a DXF file, 1 a zip of DXF files.
     #[serde(rename = "ExportFileType")]
     pub export_file_type: u32,
+    /// RemnantExport only: what each file of the zip holds, in the zip's order.
+    #[serde(rename = "Remnants", default, skip_serializing_if = "Option::is_none")]
+    pub remnants: Option<Vec<RemnantInfo>>,
+}
+
+/// One remnant of a RemnantExport: its file in the zip, where it is and how big.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct RemnantInfo {
+    #[serde(rename = "FileName")]
+    pub file_name: String,
+    #[serde(rename = "SheetIdentifier")]
+    pub sheet_identifier: String,
+    /// The layout's index in the result's Sheets (from 0).
+    #[serde(rename = "LayoutIndex")]
+    pub layout_index: u32,
+    /// Physical sheets that have this remnant: the layout's multiplicity, or 1 with
+    /// GenerateRemnantsOnFinalNestedSheetOnly.
+    #[serde(rename = "Quantity")]
+    pub quantity: u32,
+    /// Its bounding box in sheet coordinates (mm).
+    #[serde(rename = "X")]
+    pub x: f64,
+    #[serde(rename = "Y")]
+    pub y: f64,
+    #[serde(rename = "Width")]
+    pub width: f64,
+    #[serde(rename = "Height")]
+    pub height: f64,
+    /// Square millimetres (holes subtracted).
+    #[serde(rename = "Area")]
+    pub area: f64,
 }
 
 /// ExportPartsResponse (PartsExport): each part's geometry as a DXF file of its own.

@@ -1,0 +1,233 @@
+//! RemoveCommonEdges: where two placed parts share an edge (they touch along it, as parts
+//! nested at zero spacing do), the cutter should cut it once. Each stretch of edge that an
+//! earlier part already has is taken out of the later part's rings, which then become open
+//! paths; rings that share nothing stay closed.
+
+use crate::geometry::Point;
+
+/// What is left of one ring.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Path {
+    /// The whole ring, closed.
+    Closed(Vec<Point>),
+    /// A stretch of it, open.
+    Open(Vec<Point>),
+}
+
+/// Stretches shorter than this (mm) are neither removed nor written.
+const MIN_LENGTH: f64 = 1e-6;
+
+/// One edge of a ring, with the parts of it (as parameters 0..1 from a to b) already written by
+/// an earlier part.
+struct Edge {
+    part: usize,
+    a: Point,
+    b: Point,
+    covered: Vec<(f64, f64)>,
+}
+
+/// The rings of each part (`parts[k]` = part k's rings, in sheet coordinates and in the
+/// direction they are to be written), with every stretch that an earlier part also has taken
+/// out: per part, per ring, the paths to write. Two edges are one where they lie on the same
+/// line within `tolerance` and overlap by more than it.
+pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Vec<Vec<Path>>> {
+    // every edge, with where it sits in the input
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut index: Vec<Vec<Vec<usize>>> = Vec::with_capacity(parts.len());
+    for (k, rings) in parts.iter().enumerate() {
+        let mut per_ring = Vec::with_capacity(rings.len());
+        for ring in rings {
+            let n = ring.len();
+            per_ring.push((0..n).map(|i| edges.len() + i).collect());
+            edges.extend((0..n).map(|i| Edge {
+                part: k,
+                a: ring[i],
+                b: ring[(i + 1) % n],
+                covered: Vec::new(),
+            }));
+        }
+        index.push(per_ring);
+    }
+    // candidate pairs by a sweep over x: edges sorted by their smallest x
+    let mut order: Vec<usize> = (0..edges.len()).collect();
+    let min_x = |e: &Edge| e.a.x.min(e.b.x);
+    let max_x = |e: &Edge| e.a.x.max(e.b.x);
+    order.sort_by(|&i, &j| min_x(&edges[i]).total_cmp(&min_x(&edges[j])));
+    let mut covers: Vec<(usize, f64, f64)> = Vec::new();
+    for (s, &i) in order.iter().enumerate() {
+        let reach = max_x(&edges[i]) + tolerance;
+        for &j in &order[s + 1..] {
+            if min_x(&edges[j]) > reach {
+                break;
+            }
+            let (ei, ej) = (&edges[i], &edges[j]);
+            if ei.part == ej.part {
+                continue;
+            }
+            // the later part gives way
+            let (later, earlier) = if ei.part > ej.part { (i, j) } else { (j, i) };
+            if let Some((t0, t1)) = overlap(&edges[later], &edges[earlier], tolerance) {
+                covers.push((later, t0, t1));
+            }
+        }
+    }
+    for (e, t0, t1) in covers {
+        edges[e].covered.push((t0, t1));
+    }
+    index
+        .iter()
+        .map(|rings| rings.iter().map(|ids| paths_of(&edges, ids)).collect())
+        .collect()
+}
+
+/// The stretch of `e` (as parameters) that `other` lies along, if longer than `tolerance`.
+fn overlap(e: &Edge, other: &Edge, tolerance: f64) -> Option<(f64, f64)> {
+    let d = e.b.sub(e.a);
+    let len = d.norm();
+    if len <= tolerance {
+        return None;
+    }
+    let off = |p: Point| d.cross(p.sub(e.a)).abs() / len;
+    if off(other.a) > tolerance || off(other.b) > tolerance {
+        return None;
+    }
+    let t = |p: Point| d.dot(p.sub(e.a)) / (len * len);
+    let (ta, tb) = (t(other.a), t(other.b));
+    let (t0, t1) = (ta.min(tb).max(0.0), ta.max(tb).min(1.0));
+    ((t1 - t0) * len > tolerance).then_some((t0, t1))
+}
+
+/// A ring's edges less their covered stretches, as paths.
+fn paths_of(edges: &[Edge], ids: &[usize]) -> Vec<Path> {
+    if ids.iter().all(|&e| edges[e].covered.is_empty()) {
+        return vec![Path::Closed(ids.iter().map(|&e| edges[e].a).collect())];
+    }
+    // the kept stretches of each edge, in order along the ring
+    struct Piece {
+        edge: usize,
+        from: Point,
+        to: Point,
+        starts_edge: bool,
+        ends_edge: bool,
+    }
+    let mut pieces: Vec<Piece> = Vec::new();
+    for (k, &e) in ids.iter().enumerate() {
+        let edge = &edges[e];
+        let mut covered = edge.covered.clone();
+        covered.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let at = |t: f64| edge.a.add(edge.b.sub(edge.a).scale(t));
+        let len = edge.a.dist(edge.b);
+        let mut t = 0.0;
+        for (c0, c1) in covered.into_iter().chain(std::iter::once((1.0, 1.0))) {
+            if (c0 - t) * len > MIN_LENGTH {
+                pieces.push(Piece {
+                    edge: k,
+                    from: at(t),
+                    to: at(c0),
+                    starts_edge: t == 0.0,
+                    ends_edge: c0 >= 1.0,
+                });
+            }
+            t = t.max(c1);
+        }
+    }
+    // a piece continues the path before it when it starts the edge after the one that piece ended
+    let continues = |prev: &Piece, next: &Piece| {
+        prev.ends_edge && next.starts_edge && next.edge == (prev.edge + 1) % ids.len()
+    };
+    let mut paths: Vec<Vec<Point>> = Vec::new();
+    for (k, piece) in pieces.iter().enumerate() {
+        match paths.last_mut() {
+            Some(path) if k > 0 && continues(&pieces[k - 1], piece) => path.push(piece.to),
+            _ => paths.push(vec![piece.from, piece.to]),
+        }
+    }
+    // the last path may run on into the first across the ring's start
+    if paths.len() > 1 && continues(&pieces[pieces.len() - 1], &pieces[0]) {
+        let head = paths.remove(0);
+        paths
+            .last_mut()
+            .expect("a path")
+            .extend(head.into_iter().skip(1));
+    }
+    paths.into_iter().map(Path::Open).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square(x: f64, y: f64, s: f64) -> Vec<Point> {
+        vec![
+            Point::new(x, y),
+            Point::new(x + s, y),
+            Point::new(x + s, y + s),
+            Point::new(x, y + s),
+        ]
+    }
+
+    fn length(paths: &[Path]) -> f64 {
+        paths
+            .iter()
+            .map(|p| match p {
+                Path::Closed(r) => (0..r.len()).map(|i| r[i].dist(r[(i + 1) % r.len()])).sum(),
+                Path::Open(r) => r.windows(2).map(|w| w[0].dist(w[1])).sum::<f64>(),
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_shared_side_is_written_once() {
+        let parts = vec![
+            vec![square(0.0, 0.0, 100.0)],
+            vec![square(100.0, 0.0, 100.0)],
+        ];
+        let out = without_common_edges(&parts, 1e-6);
+        assert!(matches!(out[0][0][0], Path::Closed(_)));
+        assert_eq!(out[1][0].len(), 1, "{:?}", out[1][0]);
+        let Path::Open(p) = &out[1][0][0] else {
+            panic!("the second square is open where it meets the first")
+        };
+        // three sides, one path, from (200, 0) round to (100, 0)... in ring order
+        assert_eq!(p.len(), 4, "{p:?}");
+        let total = length(&out[0][0]) + length(&out[1][0]);
+        assert!((total - 700.0).abs() < 1e-9, "{total}");
+    }
+
+    #[test]
+    fn a_partly_shared_side_keeps_the_rest() {
+        // a 50-high square beside a 100-high one: 50 of the side is shared
+        let parts = vec![
+            vec![square(0.0, 0.0, 100.0)],
+            vec![square(100.0, 0.0, 50.0)],
+        ];
+        let out = without_common_edges(&parts, 1e-6);
+        let total = length(&out[0][0]) + length(&out[1][0]);
+        assert!((total - 550.0).abs() < 1e-9, "{total}");
+        // the first part, sharing only a stretch inside its side, keeps its ring closed
+        assert!(matches!(out[0][0][0], Path::Closed(_)));
+    }
+
+    #[test]
+    fn parts_apart_keep_closed_rings() {
+        let parts = vec![
+            vec![square(0.0, 0.0, 100.0)],
+            vec![square(102.0, 0.0, 100.0)],
+        ];
+        let out = without_common_edges(&parts, 1e-6);
+        assert!(out.iter().all(|p| matches!(p[0][0], Path::Closed(_))));
+    }
+
+    #[test]
+    fn a_middle_stretch_splits_an_edge() {
+        // a small square sitting on the middle of a big one's top
+        let parts = vec![
+            vec![square(0.0, 0.0, 100.0)],
+            vec![square(40.0, 100.0, 20.0)],
+        ];
+        let out = without_common_edges(&parts, 1e-6);
+        let total = length(&out[0][0]) + length(&out[1][0]);
+        assert!((total - 460.0).abs() < 1e-9, "{total}");
+        assert_eq!(out[1][0].len(), 1);
+    }
+}
