@@ -122,6 +122,31 @@ async fn renders_follow_the_render_settings_and_refusals_name_the_field() {
     }
     assert_eq!(r.body["Status"]["ResultIdentity"], result_id.as_str());
 
+    // the ReportSource export, queued and delivered to its webhook: the same report and
+    // renderings (ReportSourceResponse, without the Status of POST /v1/nesting/result/)
+    let a = api
+        .send(api.get(&format!(
+            "/v1/nesting/export?RequestId={png_id}&ResultIdentity={result_id}&ResponseType=ReportSource&WebHookUri={}/x-report",
+            receiver.url
+        )))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-report", FINAL_WAIT).await.body;
+    assert_eq!(got["ResultIdentity"], result_id.as_str());
+    assert_eq!(got["Summary"], r.body["Summary"]);
+    assert_eq!(
+        got["Nests"].as_array().unwrap().len(),
+        r.body["Nests"].as_array().unwrap().len()
+    );
+    for nest in got["Nests"].as_array().unwrap() {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(nest["Base64EncodedRendering"].as_str().unwrap())
+            .unwrap();
+        assert!(png_pixels(&bytes).0 > 0);
+        assert!(nest["Multiplicity"].as_u64().unwrap() >= 1);
+    }
+    assert_eq!(got["Parts"], r.body["Parts"], "the same parts and previews");
+
     // the SVG, by the aliases of the query parameters; it parses, and holds a filled path per
     // part component and the sheet, no part labels, and the caption with the multiplicity
     receiver.wait_final(&svg_id, FINAL_WAIT).await;
@@ -526,9 +551,14 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
             req
         })
         .await;
-    // R12 is not written: refused at the call, not ignored
-    let refused = api
-        .submit("/v1/nesting", &nest(json!({"DXFVersion": "R12"})))
+    // R12: POLYLINEs with VERTEXes (R12 has no LWPOLYLINE), sheet boundaries and labels
+    let r12 = api
+        .submit(
+            "/v1/nesting",
+            &nest(
+                json!({"DXFVersion": "R12", "AddPartLabels": true, "ExportSheetBoundaries": true}),
+            ),
+        )
         .await;
     // common edges cannot be taken out of blocks: refused with the nest
     let a = api
@@ -551,15 +581,49 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
         )
     };
     let mut done = Vec::new();
-    for id in [&one, &zipped, &refused] {
+    for id in [&one, &zipped, &r12] {
         let last = receiver.wait_final(id, FINAL_WAIT).await;
         let status = last.last().unwrap().body["Status"].clone();
         done.push(status);
     }
     let rid = |k: usize| done[k]["ResultIdentity"].as_str().unwrap().to_string();
-    let a = api.send(api.get(&export(&refused, &rid(2), "/x-no"))).await;
-    assert_eq!(a.status, 501, "{}", a.text);
-    assert!(a.text.contains("DXFVersion R12"), "{}", a.text);
+    let a = api.send(api.get(&export(&r12, &rid(2), "/x-r12"))).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-r12", FINAL_WAIT).await;
+    assert_eq!(got.body["DXFVersion"], 0);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(got.body["Base64EncodedResponse"].as_str().unwrap())
+        .unwrap();
+    let d = dxf::Drawing::load(&mut std::io::Cursor::new(&bytes)).expect("the dxf crate reads R12");
+    assert_eq!(d.header.version, dxf::enums::AcadVersion::R12);
+    let (mut part_area, mut outlines, mut polylines) = (0.0, 0, 0);
+    for e in d.entities() {
+        if let dxf::entities::EntityType::Polyline(p) = &e.specific {
+            polylines += 1;
+            assert!(p.is_closed());
+            if e.common.layer.starts_with("PART_") {
+                let ring: Vec<(f64, f64)> =
+                    p.vertices().map(|v| (v.location.x, v.location.y)).collect();
+                let a = ring_area(&ring);
+                outlines += usize::from(a > 0.0);
+                part_area += a;
+            }
+        }
+    }
+    assert_eq!(outlines as u64, done[2]["PartsPlaced"].as_u64().unwrap());
+    assert!(part_area > 0.0);
+    let path = dir.join("r12.dxf");
+    std::fs::write(&path, &bytes).unwrap();
+    if let Some(c) = ezdxf_counts(&path) {
+        assert_eq!(c["errors"], 0, "{c}");
+        assert_eq!(c["version"], "AC1009", "{c}");
+        assert_eq!(
+            c["counts"]["POLYLINE"].as_u64().unwrap() as usize,
+            polylines,
+            "{c}"
+        );
+        assert!(c["counts"]["TEXT"].as_u64().unwrap() > 0, "{c}");
+    }
 
     // the single file
     let a = api.send(api.get(&export(&one, &rid(0), "/x-one"))).await;
@@ -750,8 +814,11 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
     }
 }
 
-/// Closed polylines of a DXF: (layer, ring) each.
-fn polylines_of(bytes: &[u8]) -> (dxf::enums::AcadVersion, Vec<(String, Vec<(f64, f64)>)>) {
+/// Polylines as (layer, ring) each.
+type LayerRings = Vec<(String, Vec<(f64, f64)>)>;
+
+/// Closed polylines of a DXF: its version and (layer, ring) each.
+fn polylines_of(bytes: &[u8]) -> (dxf::enums::AcadVersion, LayerRings) {
     let d = dxf::Drawing::load(&mut std::io::Cursor::new(bytes)).expect("the dxf crate reads it");
     let rings = d
         .entities()

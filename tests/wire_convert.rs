@@ -340,3 +340,41 @@ fn a_request_for_too_many_instances_is_refused_before_it_is_nested() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn remnant_and_layer_settings_are_parsed_leniently_and_named_when_wrong() {
+    use kerf::export::remnants::RemnantKind;
+    let o = kerf::wire::exports::remnant_options(
+        Some(
+            &json!({"RemnantGenerationType": "true-shape", "MinimumDimensionMM": 25,
+                     "RemnantsLayerName": " OFF/CUTS\n"}),
+        ),
+        "R",
+    )
+    .unwrap();
+    assert_eq!(o.kind, RemnantKind::TrueShape);
+    assert_eq!(o.min_dimension, 25.0);
+    assert_eq!(o.layer, "OFF_CUTS", "a DXF-safe layer name");
+    let defaults = kerf::wire::exports::remnant_options(None, "R").unwrap();
+    assert_eq!(defaults.kind, RemnantKind::CleanCut);
+    assert_eq!(defaults.layer, "REMNANTS");
+    let errs = kerf::wire::exports::remnant_options(
+        Some(&json!({"RemnantGenerationType": "Round", "MinimumDimensionMM": -2})),
+        "R",
+    )
+    .unwrap_err();
+    assert!(
+        errs.iter().any(|e| e.field == "R.RemnantGenerationType"),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter().any(|e| e.field == "R.MinimumDimensionMM"),
+        "{errs:?}"
+    );
+    let dxf = kerf::wire::exports::dxf_options(
+        Some(&json!({"ExportAllPartsOnSingleLayer": true, "AllPartsSingleLayerName": "a:b"})),
+        "D",
+    )
+    .unwrap();
+    assert_eq!(dxf.parts_layer.as_deref(), Some("a_b"));
+}

@@ -134,7 +134,6 @@ pub struct ExportQuery {
         (status = 400, description = "a query parameter missing or wrong, or the nesting request lacks the settings block the ResponseType needs", body = wire::ErrorBody),
         (status = 404, description = "no such job or result for this account, or a 1D job", body = wire::ErrorBody),
         (status = 409, description = "this ResponseType was already requested for the result", body = wire::ErrorBody),
-        (status = 501, description = "a setting this build does not do (DXF R12)", body = wire::ErrorBody),
     ),
     security(("bearer" = [])))]
 pub async fn export(
@@ -259,27 +258,6 @@ async fn queue_export(
                     response_type.name()
                 ),
             }]));
-        }
-    }
-    // settings of the type that this build does not do yet: refused, not ignored
-    if matches!(response_type, ResponseType::Dxf | ResponseType::PartsExport) {
-        let (_, unsupported) = if response_type == ResponseType::Dxf {
-            wire::exports::dxf_options(
-                Some(&request["Request"]["DXFExportSettings"]),
-                "Request.DXFExportSettings",
-            )
-        } else {
-            wire::exports::part_export_options(
-                Some(&request["Request"]["PartExportSettings"]),
-                "Request.PartExportSettings",
-            )
-        }
-        .map_err(ApiError::fields)?;
-        if !unsupported.is_empty() {
-            return Err(ApiError::new(
-                StatusCode::NOT_IMPLEMENTED,
-                format!("not built yet: {}", unsupported.join(", ")),
-            ));
         }
     }
     let export_id = uuid::Uuid::new_v4().to_string();

@@ -8,7 +8,7 @@ use super::common_edges::{without_common_edges, Path};
 use super::remnants::Remnant;
 use crate::geometry::{Point, Shape};
 use crate::nest2d::{placed_shapes, verify::nesting_geometry, Problem, SheetLayout, SheetShape};
-use dxf::entities::{Entity, EntityType, Insert, Line, LwPolyline, Text};
+use dxf::entities::{Entity, EntityType, Insert, Line, LwPolyline, Polyline, Text, Vertex};
 use dxf::enums::AcadVersion;
 use dxf::tables::Layer;
 use dxf::{Block, Drawing, LwPolylineVertex};
@@ -231,7 +231,30 @@ fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
     drawing
         .save(&mut bytes)
         .map_err(|e| format!("writing the DXF: {e}"))?;
+    if drawing.header.version < AcadVersion::R13 {
+        bytes = without_subclass_markers(&bytes)?;
+    }
     Ok(DxfFile { name, bytes })
+}
+
+/// An ASCII DXF without its subclass markers (group code 100). The `dxf` crate writes them
+/// in the TABLES section whatever the version, but R12 has none, and R12 readers (ezdxf's
+/// among them) refuse a table record that has them. Removing every code-100 pair is exact for
+/// R12: no R12 group uses the code.
+fn without_subclass_markers(dxf: &[u8]) -> Result<Vec<u8>, String> {
+    let text = std::str::from_utf8(dxf).map_err(|e| format!("writing the DXF: {e}"))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len());
+    for pair in lines.chunks(2) {
+        if pair[0].trim() == "100" {
+            continue;
+        }
+        for line in pair {
+            out.push_str(line);
+            out.push_str("\r\n");
+        }
+    }
+    Ok(out.into_bytes())
 }
 
 /// The drawing of the layouts `placed`.
@@ -275,7 +298,7 @@ fn drawing(
             };
             for shape in nesting_geometry(problem, part).components() {
                 for ring in rings(shape, options) {
-                    block.entities.push(polyline(&ring, &layer));
+                    block.entities.push(polyline(&mut d, &ring, &layer));
                 }
             }
             d.add_block(block);
@@ -297,7 +320,8 @@ fn drawing(
             use_layer(&mut d, layer);
             for ring in rings(&r.shape, options) {
                 let ring: Vec<Point> = ring.iter().map(|&p| at(p)).collect();
-                d.add_entity(polyline(&ring, layer));
+                let e = polyline(&mut d, &ring, layer);
+                d.add_entity(e);
             }
         }
         if options.sheet_boundaries {
@@ -308,7 +332,8 @@ fn drawing(
             };
             for ring in outline.rings() {
                 let ring: Vec<Point> = ring.iter().map(|&p| at(p)).collect();
-                d.add_entity(polyline(&ring, &options.sheets_layer));
+                let e = polyline(&mut d, &ring, &options.sheets_layer);
+                d.add_entity(e);
             }
         }
         if options.statistics {
@@ -396,7 +421,8 @@ fn drawing(
                                 d.add_entity(e);
                             }
                         } else {
-                            d.add_entity(polyline_of(&points, closed, &layer));
+                            let e = polyline_of(&mut d, &points, closed, &layer);
+                            d.add_entity(e);
                         }
                     }
                 }
@@ -459,23 +485,35 @@ fn rings(shape: &Shape, options: &DxfOptions) -> Vec<Vec<Point>> {
         .collect()
 }
 
-/// A closed LWPOLYLINE (R2000 and later: R12 output is refused, see `wire::exports`).
-fn polyline(ring: &[Point], layer: &str) -> Entity {
-    polyline_of(ring, true, layer)
+/// A closed polyline (see `polyline_of`).
+fn polyline(d: &mut Drawing, ring: &[Point], layer: &str) -> Entity {
+    polyline_of(d, ring, true, layer)
 }
 
-fn polyline_of(ring: &[Point], closed: bool, layer: &str) -> Entity {
-    let mut p = LwPolyline::default();
-    p.set_is_closed(closed);
-    p.vertices = ring
-        .iter()
-        .map(|q| LwPolylineVertex {
-            x: q.x,
-            y: q.y,
-            ..Default::default()
-        })
-        .collect();
-    let mut e = Entity::new(EntityType::LwPolyline(p));
+/// A polyline: an LWPOLYLINE from R2000 on; in R12, which has none, a POLYLINE with its
+/// VERTEX entities (their handles come from the drawing).
+fn polyline_of(d: &mut Drawing, ring: &[Point], closed: bool, layer: &str) -> Entity {
+    let specific = if d.header.version < AcadVersion::R2000 {
+        let mut p = Polyline::default();
+        p.set_is_closed(closed);
+        for q in ring {
+            p.add_vertex(d, Vertex::new(dxf::Point::new(q.x, q.y, 0.0)));
+        }
+        EntityType::Polyline(p)
+    } else {
+        let mut p = LwPolyline::default();
+        p.set_is_closed(closed);
+        p.vertices = ring
+            .iter()
+            .map(|q| LwPolylineVertex {
+                x: q.x,
+                y: q.y,
+                ..Default::default()
+            })
+            .collect();
+        EntityType::LwPolyline(p)
+    };
+    let mut e = Entity::new(specific);
     e.common.layer = layer.to_string();
     e
 }
@@ -543,7 +581,8 @@ pub fn export_remnants(
                 ..Default::default()
             });
             for ring in r.shape.rings() {
-                d.add_entity(polyline(ring, layer));
+                let e = polyline(&mut d, ring, layer);
+                d.add_entity(e);
             }
             let b = r.shape.bbox();
             let sheet = &problem.sheets[layouts[r.layout].sheet];

@@ -459,64 +459,45 @@ impl FreeGrid {
     }
 
     /// The box pushed out on each side (right, up, left, down) to the nearest edge in its way.
-    fn grow(&self, (mut x0, mut y0, mut x1, mut y1): (f64, f64, f64, f64)) -> (f64, f64, f64, f64) {
-        let e = self.eps;
-        // right and left: edges within the box's open band of rows
-        let reach = |lo: f64, hi: f64, from: f64, to: f64, limit: f64, forward: bool| -> f64 {
-            let mut limit = limit;
-            for &(a, b) in &self.edges {
-                let Some((ea, eb)) = clip_to_band(a, b, lo + e, hi - e) else {
-                    continue;
-                };
-                if forward {
-                    if eb <= from + e {
-                        continue; // behind the box
-                    }
-                    limit = limit.min(if ea >= to - e { ea } else { to });
-                } else {
-                    if ea >= from - e {
-                        continue;
-                    }
-                    limit = limit.max(if eb <= to + e { eb } else { to });
-                }
-            }
-            limit
-        };
-        let flip = |(a, b): (Point, Point)| (Point::new(a.y, a.x), Point::new(b.y, b.x));
-        x1 = reach(y0, y1, x0, x1, self.bounds.max.x, true).max(x1);
-        // up: the same with x and y swapped
-        let up = {
-            let mut limit = self.bounds.max.y;
-            for &edge in &self.edges {
-                let (a, b) = flip(edge);
-                let Some((ea, eb)) = clip_to_band(a, b, x0 + e, x1 - e) else {
-                    continue;
-                };
-                if eb <= y0 + e {
-                    continue;
-                }
-                limit = limit.min(if ea >= y1 - e { ea } else { y1 });
-            }
-            limit
-        };
-        y1 = up.max(y1);
-        x0 = reach(y0, y1, x1, x0, self.bounds.min.x, false).min(x0);
-        let down = {
-            let mut limit = self.bounds.min.y;
-            for &edge in &self.edges {
-                let (a, b) = flip(edge);
-                let Some((ea, eb)) = clip_to_band(a, b, x0 + e, x1 - e) else {
-                    continue;
-                };
-                if ea >= y1 - e {
-                    continue;
-                }
-                limit = limit.max(if eb <= y0 + e { eb } else { y0 });
-            }
-            limit
-        };
-        y0 = down.min(y0);
+    fn grow(&self, (x0, y0, x1, y1): (f64, f64, f64, f64)) -> (f64, f64, f64, f64) {
+        let b = self.bounds;
+        let x1 = self.reach((y0, y1), x0, x1, b.max.x, false).max(x1);
+        let y1 = self.reach((x0, x1), y0, y1, b.max.y, true).max(y1);
+        let x0 = self.reach((y0, y1), x1, x0, b.min.x, false).min(x0);
+        let y0 = self.reach((x0, x1), y1, y0, b.min.y, true).min(y0);
         (x0, y0, x1, y1)
+    }
+
+    /// Where the box side at `to` (its opposite side at `from`) stops when pushed away from
+    /// `from`, along X (along Y when `along_y`): at the nearest edge that enters the box's open
+    /// band `across` on the other axis, or at `limit`. An edge that only touches the band's
+    /// sides does not stop it.
+    fn reach(&self, across: (f64, f64), from: f64, to: f64, limit: f64, along_y: bool) -> f64 {
+        let e = self.eps;
+        let forward = to > from;
+        let mut limit = limit;
+        for &(a, b) in &self.edges {
+            let (a, b) = if along_y {
+                (Point::new(a.y, a.x), Point::new(b.y, b.x))
+            } else {
+                (a, b)
+            };
+            let Some((ea, eb)) = clip_to_band(a, b, across.0 + e, across.1 - e) else {
+                continue;
+            };
+            if forward {
+                if eb <= from + e {
+                    continue; // behind the box
+                }
+                limit = limit.min(if ea >= to - e { ea } else { to });
+            } else {
+                if ea >= from - e {
+                    continue;
+                }
+                limit = limit.max(if eb <= to + e { eb } else { to });
+            }
+        }
+        limit
     }
 
     /// The box is taken: its cells are no longer free and its sides stop later growth.
@@ -760,26 +741,12 @@ mod tests {
             .outer()
             .to_vec();
         let frame = PartGeometry::single(Shape::new(outer.outer().to_vec(), vec![hole]));
-        let problem = Problem {
+        let base = Problem {
             parts: vec![PartSpec::new("frame", frame, 1)],
-            sheets: vec![SheetSpec::rectangle("s", 300.0, 300.0)],
+            sheets: Vec::new(),
             settings: Default::default(),
         };
-        let layout = SheetLayout {
-            sheet: 0,
-            multiplicity: 1,
-            placements: vec![Placement {
-                part: 0,
-                instance: 0,
-                x: 0.0,
-                y: 0.0,
-                rotation: 0.0,
-                mirrored: false,
-                is_filler: false,
-            }],
-            utilisation: 0.0,
-            used_length: 0.0,
-        };
+        let (problem, layout) = crate::export::part_alone(&base, 0, (0.0, 0.0), (300.0, 300.0));
         for kind in [RemnantKind::Rectangular, RemnantKind::TrueShape] {
             let none = remnants(&problem, std::slice::from_ref(&layout), &options(kind));
             assert!(none.is_empty(), "{kind:?}");

@@ -7,6 +7,7 @@
 use super::lease::{complete, end, hold_lease, Ended};
 use super::{run2d, JobContext};
 use crate::export::{dxf, remnants, render};
+use crate::nest2d::SheetLayout;
 use crate::store::{Claimed, ResultRecord};
 use crate::wire::{self, exports::ExportFailure, exports::ExportJob, exports::ResponseType};
 use base64::Engine;
@@ -146,14 +147,10 @@ pub fn generate(
 
 /// The DXF export: one DXF file, or a zip of them (ExportFileType Zip, or several files).
 fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
-    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
-    let r = req.request.unwrap_or_default();
-    let (options, _) =
+    let (r, converted, layouts) = stored_nest(&source.nest_kind, &source.request, &source.layout)?;
+    let options =
         wire::exports::dxf_options(r.dxf_export_settings.as_ref(), "Request.DXFExportSettings")
             .map_err(|e| wire::describe(&e))?;
-    let layout: wire::NestingResultResponse =
-        serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
-    let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
     // IncludeRemnantsInExportedNests: the remnants on their own layer
     let remnant_options = match r.remnant_generation_settings.as_ref() {
         None | Some(serde_json::Value::Null) => None,
@@ -188,19 +185,15 @@ fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
 /// The RemnantExport: a zip of DXF files, one per remnant, in the DXF version of the
 /// request's DXFExportSettings (R2000 without them), with what each file holds.
 fn remnant_export(source: &Source, result_id: &str) -> Result<String, String> {
-    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
-    let r = req.request.unwrap_or_default();
+    let (r, converted, layouts) = stored_nest(&source.nest_kind, &source.request, &source.layout)?;
     let options = wire::exports::remnant_options(
         r.remnant_generation_settings.as_ref(),
         "Request.RemnantGenerationSettings",
     )
     .map_err(|e| wire::describe(&e))?;
-    let (dxf_options, _) =
+    let dxf_options =
         wire::exports::dxf_options(r.dxf_export_settings.as_ref(), "Request.DXFExportSettings")
             .map_err(|e| wire::describe(&e))?;
-    let layout: wire::NestingResultResponse =
-        serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
-    let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
     let remnants = remnants::remnants(&converted.problem, &layouts, &options);
     let files = dxf::export_remnants(
         &converted.problem,
@@ -242,7 +235,7 @@ fn remnant_export(source: &Source, result_id: &str) -> Result<String, String> {
 fn parts_export(source: &Source, result_id: &str) -> Result<String, String> {
     let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
     let r = req.request.unwrap_or_default();
-    let (options, _) = wire::exports::part_export_options(
+    let options = wire::exports::part_export_options(
         r.part_export_settings.as_ref(),
         "Request.PartExportSettings",
     )
@@ -286,8 +279,7 @@ pub fn report_with_renderings(
     source: &Source,
     settings: Option<&serde_json::Value>,
 ) -> Result<(wire::ReportSourceResponseV1, wire::Converted), String> {
-    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
-    let r = req.request.unwrap_or_default();
+    let (r, converted, layouts) = stored_nest(&source.nest_kind, &source.request, &source.layout)?;
     let (block, at) = match settings {
         Some(s) => (Some(s), "body"),
         None => (
@@ -298,9 +290,6 @@ pub fn report_with_renderings(
     let renders = wire::exports::report_renders(block, at).map_err(|e| wire::describe(&e))?;
     let mut report: wire::ReportSourceResponseV1 =
         serde_json::from_str(&source.report).map_err(|e| format!("the stored report: {e}"))?;
-    let layout: wire::NestingResultResponse =
-        serde_json::from_str(&source.layout).map_err(|e| format!("the stored layout: {e}"))?;
-    let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
     let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     for (nest, l) in report.nests.iter_mut().zip(&layouts) {
         let picture = render::render(&converted.problem, std::slice::from_ref(l), &renders.nests)
@@ -342,16 +331,33 @@ pub fn render_stored(
     request: &str,
     layout_json: &str,
 ) -> Result<render::Rendering, String> {
-    let (req, converted) = run2d::stored_request(nest_kind, request)?;
-    let r = req.request.unwrap_or_default();
+    let (r, converted, layouts) = stored_nest(nest_kind, request, layout_json)?;
     let options = wire::render_options(
         r.render_settings.as_ref(),
         r.report_source_settings.as_ref(),
         "Request",
     )
     .map_err(|e| wire::describe(&e))?;
+    render::render(&converted.problem, &layouts, &options).map_err(|e| e.to_string())
+}
+
+/// A stored result as the exporters take it: the nesting request's settings blocks, the
+/// request converted again (its geometry), and the stored layout as engine layouts on it.
+fn stored_nest(
+    nest_kind: &str,
+    request: &str,
+    layout_json: &str,
+) -> Result<
+    (
+        wire::Base64NestingRequest,
+        wire::Converted,
+        Vec<SheetLayout>,
+    ),
+    String,
+> {
+    let (req, converted) = run2d::stored_request(nest_kind, request)?;
     let layout: wire::NestingResultResponse =
         serde_json::from_str(layout_json).map_err(|e| format!("the stored layout: {e}"))?;
     let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
-    render::render(&converted.problem, &layouts, &options).map_err(|e| e.to_string())
+    Ok((req.request.unwrap_or_default(), converted, layouts))
 }

@@ -361,17 +361,15 @@ struct DxfSettingsBody {
     append_sheet_identifier: Option<bool>,
 }
 
-/// DXFExportSettings at `at`, and the settings asked for that this build does not do (the
-/// call refuses those with 501 rather than write a file that ignores them).
+/// DXFExportSettings at `at`.
 pub fn dxf_options(
     value: Option<&serde_json::Value>,
     at: &str,
-) -> Result<(crate::export::dxf::DxfOptions, Vec<String>), Vec<FieldError>> {
+) -> Result<crate::export::dxf::DxfOptions, Vec<FieldError>> {
     use crate::export::dxf::{DxfOptions, LoopDirection, SheetFiles, Structure};
     use dxf::enums::AcadVersion;
     let mut e = Errors::default();
     let mut o = DxfOptions::default();
-    let mut unsupported = Vec::new();
     if let Some(b) = e.block::<DxfSettingsBody>(value, at) {
         let versions = [
             ("R12", (AcadVersion::R12, 0)),
@@ -447,13 +445,10 @@ pub fn dxf_options(
         o.statistics = b.add_nest_statistics == Some(true);
         o.sheet_boundaries = b.export_sheet_boundaries == Some(true);
         if b.export_all_parts_on_single_layer == Some(true) {
-            o.parts_layer = Some(
-                b.all_parts_single_layer_name
-                    .filter(|n| !n.trim().is_empty())
-                    .unwrap_or_else(|| "PARTS".into()),
-            );
+            o.parts_layer =
+                Some(layer_name(b.all_parts_single_layer_name).unwrap_or_else(|| "PARTS".into()));
         }
-        if let Some(n) = b.sheets_layer_name.filter(|n| !n.trim().is_empty()) {
+        if let Some(n) = layer_name(b.sheets_layer_name) {
             o.sheets_layer = n;
         }
         match b.nest_orientation_angle_ccw {
@@ -499,22 +494,17 @@ pub fn dxf_options(
                  whole part): use ExportedGeometryStructure Polylines or Exploded",
             );
         }
-        // the `dxf` crate writes R13-style tables (subclass markers) into R12 files, which R12
-        // readers (ezdxf's among them) refuse: no R12 until that is dealt with
-        if o.version == AcadVersion::R12 {
-            unsupported.push(format!("{at}.DXFVersion R12 (R2000 and later are written)"));
-        }
     }
-    e.into_result((o, unsupported))
+    e.into_result(o)
 }
 
 /// PartExportSettings at `at` as DXF options for one part per file (AddPartLabel,
 /// PartLabelHeight, the loop directions, DXFVersion, ExportedGeometryStructure: the names
-/// DXFExportSettings uses, but for AddPartLabel), and the settings this build does not do.
+/// DXFExportSettings uses, but for AddPartLabel).
 pub fn part_export_options(
     value: Option<&serde_json::Value>,
     at: &str,
-) -> Result<(crate::export::dxf::DxfOptions, Vec<String>), Vec<FieldError>> {
+) -> Result<crate::export::dxf::DxfOptions, Vec<FieldError>> {
     let Some(serde_json::Value::Object(fields)) = value else {
         return match value {
             None | Some(serde_json::Value::Null) => dxf_options(None, at),
@@ -613,9 +603,27 @@ pub fn remnant_options(
         o.final_sheet_only = b.final_sheet_only == Some(true);
         o.include_in_nests = b.include_in_nests == Some(true);
         o.inside_holes = b.inside_holes == Some(true);
-        if let Some(n) = b.remnants_layer_name.filter(|n| !n.trim().is_empty()) {
+        if let Some(n) = layer_name(b.remnants_layer_name) {
             o.layer = n;
         }
     }
     e.into_result(o)
+}
+
+/// A layer name as given, made one a DXF can hold: trimmed, and the characters layer names may
+/// not contain (control characters, `<>/\":;?*|=` and the backquote) each made `_`. None
+/// when nothing is left.
+fn layer_name(given: Option<String>) -> Option<String> {
+    let name: String = given?
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_control() || "<>/\\\":;?*|=`".contains(c) {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    (!name.is_empty()).then_some(name)
 }
