@@ -552,13 +552,16 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
         })
         .await;
     // R12: POLYLINEs with VERTEXes (R12 has no LWPOLYLINE), sheet boundaries and labels
+    // (and each part alone in R12 as a block inserted once)
     let r12 = api
-        .submit(
-            "/v1/nesting",
-            &nest(
+        .submit("/v1/nesting", &{
+            let mut req = nest(
                 json!({"DXFVersion": "R12", "AddPartLabels": true, "ExportSheetBoundaries": true}),
-            ),
-        )
+            );
+            req["Request"]["PartExportSettings"] =
+                json!({"DXFVersion": "R12", "ExportedGeometryStructure": "Blocks"});
+            req
+        })
         .await;
     // common edges cannot be taken out of blocks: refused with the nest
     let a = api
@@ -623,6 +626,32 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
             "{c}"
         );
         assert!(c["counts"]["TEXT"].as_u64().unwrap() > 0, "{c}");
+    }
+    let a = api
+        .send(api.get(&format!(
+            "/v1/nesting/export?RequestId={r12}&ResultIdentity={}&ResponseType=PartsExport&WebHookUri={}/x-r12-parts",
+            rid(2),
+            receiver.url
+        )))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-r12-parts", FINAL_WAIT).await;
+    assert_eq!(got.body["DXFVersion"], 0);
+    for p in got.body["Parts"].as_array().unwrap() {
+        let id = p["PartIdentifier"].as_str().unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(p["Base64EncodedDxf"].as_str().unwrap())
+            .unwrap();
+        let d = dxf::Drawing::load(&mut std::io::Cursor::new(&bytes)).expect("reads");
+        assert_eq!(d.header.version, dxf::enums::AcadVersion::R12, "{id}");
+        assert_eq!(d.blocks().count(), 1, "{id}");
+        let path = dir.join(format!("r12-part-{id}.dxf"));
+        std::fs::write(&path, &bytes).unwrap();
+        if let Some(c) = ezdxf_counts(&path) {
+            assert_eq!(c["errors"], 0, "{id}: {c}");
+            assert_eq!(c["version"], "AC1009", "{id}: {c}");
+            assert_eq!(c["counts"]["INSERT"], 1, "{id}: {c}");
+        }
     }
 
     // the single file

@@ -3,6 +3,7 @@
 //! earlier part already has is taken out of the later part's rings, which then become open
 //! paths; rings that share nothing stay closed.
 
+use crate::geometry::exact::point_segment_dist;
 use crate::geometry::Point;
 
 /// What is left of one ring.
@@ -80,21 +81,24 @@ pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Ve
         .collect()
 }
 
-/// The stretch of `e` (as parameters) that `other` lies along, if longer than `tolerance`.
+/// The stretch of `e` (as parameters) that `other` lies along, if longer than `tolerance`:
+/// `other`'s ends projected on `e`, kept where both ends of that stretch are within
+/// `tolerance` of `other` (then all of it is: the stretch and `other` are straight).
 fn overlap(e: &Edge, other: &Edge, tolerance: f64) -> Option<(f64, f64)> {
     let d = e.b.sub(e.a);
     let len = d.norm();
     if len <= tolerance {
         return None;
     }
-    let off = |p: Point| d.cross(p.sub(e.a)).abs() / len;
-    if off(other.a) > tolerance || off(other.b) > tolerance {
-        return None;
-    }
     let t = |p: Point| d.dot(p.sub(e.a)) / (len * len);
     let (ta, tb) = (t(other.a), t(other.b));
     let (t0, t1) = (ta.min(tb).max(0.0), ta.max(tb).min(1.0));
-    ((t1 - t0) * len > tolerance).then_some((t0, t1))
+    if (t1 - t0) * len <= tolerance {
+        return None;
+    }
+    let at = |t: f64| e.a.add(d.scale(t));
+    let near = |p: Point| point_segment_dist(p, other.a, other.b) <= tolerance;
+    (near(at(t0)) && near(at(t1))).then_some((t0, t1))
 }
 
 /// A ring's edges less their covered stretches, as paths.
@@ -206,6 +210,30 @@ mod tests {
         assert!((total - 550.0).abs() < 1e-9, "{total}");
         // the first part, sharing only a stretch inside its side, keeps its ring closed
         assert!(matches!(out[0][0][0], Path::Closed(_)));
+    }
+
+    #[test]
+    fn an_edge_a_hair_off_parallel_is_still_common() {
+        // the second square's left side leans by 0.0005 mm over its 1000 mm
+        let big = vec![
+            Point::new(0.0, 0.0),
+            Point::new(1000.0, 0.0),
+            Point::new(1000.0, 1000.0),
+            Point::new(0.0, 1000.0),
+        ];
+        let leaning = vec![
+            Point::new(1000.0, 0.0),
+            Point::new(2000.0, 0.0),
+            Point::new(2000.0, 1000.0),
+            Point::new(1000.0005, 1000.0),
+        ];
+        let out = without_common_edges(&[vec![big], vec![leaning]], 1e-3);
+        let total = length(&out[0][0]) + length(&out[1][0]);
+        assert!((total - 7000.0).abs() < 1e-3, "{total}");
+        // crossing edges are not common
+        let crossing = vec![vec![square(50.0, -50.0, 100.0)]];
+        let out = without_common_edges(&[vec![square(0.0, 0.0, 100.0)], crossing[0].clone()], 1e-3);
+        assert!(out.iter().all(|p| matches!(p[0][0], Path::Closed(_))));
     }
 
     #[test]

@@ -226,6 +226,14 @@ fn layer_of_part(problem: &Problem, part: usize, options: &DxfOptions) -> String
     }
 }
 
+/// R12 drawings are written without handles ($HANDLING 0; R12 makes them optional): the `dxf`
+/// crate gives a POLYLINE inside a block no handle for its SEQEND, and writes "0" for each.
+fn no_r12_handles(d: &mut Drawing) {
+    if d.header.version < AcadVersion::R13 {
+        d.header.handles_enabled = false;
+    }
+}
+
 fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
     let mut bytes = Vec::new();
     drawing
@@ -267,6 +275,7 @@ fn drawing(
 ) -> Drawing {
     let mut d = Drawing::new();
     d.header.version = options.version;
+    no_r12_handles(&mut d);
     d.header.default_drawing_units = dxf::enums::Units::Millimeters;
     let (sin, cos) = options.angle_ccw.to_radians().sin_cos();
     let turn = |p: Point| Point::new(p.x * cos - p.y * sin, p.x * sin + p.y * cos);
@@ -575,6 +584,7 @@ pub fn export_remnants(
             previous = r.layout;
             let mut d = Drawing::new();
             d.header.version = version;
+            no_r12_handles(&mut d);
             d.header.default_drawing_units = dxf::enums::Units::Millimeters;
             d.add_layer(Layer {
                 name: layer.to_string(),

@@ -72,8 +72,9 @@ pub struct Remnant {
     pub last_copy_only: bool,
 }
 
-/// Remnants never come nearer a part than this, even at zero spacing, so that rounding in the
-/// booleans can never make one touch a part.
+/// Remnants keep this much (mm) beyond each part's spacing, so that rounding in the booleans
+/// (they snap to a grid of about a millionth of the sheet) can never bring one within the
+/// spacing, nor make one touch a part at zero spacing. The exact check asks for half of it.
 const MIN_CLEARANCE: f64 = 0.01;
 /// Pieces smaller than this (mm²) are never remnants, whatever the minimums.
 const SLIVER_AREA: f64 = 1.0;
@@ -177,7 +178,7 @@ fn sheet_material(sheet: &SheetSpec) -> Shape {
 fn grown_parts(parts: &[Obstacle]) -> Vec<Shape> {
     parts
         .iter()
-        .flat_map(|p| boolean::offset(p.geometry.components(), p.spacing.max(MIN_CLEARANCE)))
+        .flat_map(|p| boolean::offset(p.geometry.components(), p.spacing + MIN_CLEARANCE))
         .collect()
 }
 
@@ -533,50 +534,71 @@ fn clip_to_band(a: Point, b: Point, lo: f64, hi: f64) -> Option<(f64, f64)> {
     Some((xa.min(xb), xa.max(xb)))
 }
 
-/// True when `s` keeps each part's spacing (exact, on the vector geometry).
+/// True when `s` keeps each part's spacing and half the margin beyond it (exact, on the
+/// vector geometry: no overlap, no containment either way, no closer approach).
 fn clear_of_parts(s: &Shape, parts: &[Obstacle]) -> bool {
     let remnant = PartGeometry::single(s.clone());
-    parts.iter().all(|p| {
-        let required = (p.spacing - crate::nest2d::verify::TOLERANCE).max(0.0);
-        !geometries_conflict(&remnant, &p.geometry, required)
-    })
+    parts
+        .iter()
+        .all(|p| !geometries_conflict(&remnant, &p.geometry, p.spacing + MIN_CLEARANCE / 2.0))
 }
 
 /// True when `s` lies on the sheet's material: inside its outline and clear of its defects.
-/// Inside: every vertex of `s` is inside the outline or on it (within the booleans' snapping),
-/// and no vertex of the outline is inside `s` away from its boundary (an outline reaching into
-/// `s` would leave part of `s` outside the sheet).
+/// Every vertex of `s` is inside the outline or on it (within the booleans' snapping), and what
+/// of `s` lies off the sheet's material (outside the outline or on a defect), computed by a
+/// boolean difference apart from how `s` was made, has no area beyond that snapping.
 fn within_sheet(s: &Shape, sheet: &SheetSpec) -> bool {
     let material = sheet_material(sheet);
-    let near = |p: Point, ring: &[Point]| {
-        (0..ring.len())
-            .any(|i| point_segment_dist(p, ring[i], ring[(i + 1) % ring.len()]) <= SHEET_TOLERANCE)
-    };
     let outline = material.outer();
+    let near_outline = |p: Point| {
+        (0..outline.len()).any(|i| {
+            point_segment_dist(p, outline[i], outline[(i + 1) % outline.len()]) <= SHEET_TOLERANCE
+        })
+    };
     let vertices_in = s
         .outer()
         .iter()
-        .all(|&p| point_in_ring(p, outline) || near(p, outline));
-    let outline_out = outline
-        .iter()
-        .all(|&p| !s.contains_point(p) || s.rings().any(|r| near(p, r)));
+        .all(|&p| point_in_ring(p, outline) || near_outline(p));
+    let off_sheet: f64 =
+        boolean::difference(std::slice::from_ref(s), std::slice::from_ref(&material))
+            .iter()
+            .map(Shape::area)
+            .sum();
+    let perimeter: f64 = s
+        .rings()
+        .map(|r| {
+            (0..r.len())
+                .map(|i| r[i].dist(r[(i + 1) % r.len()]))
+                .sum::<f64>()
+        })
+        .sum();
     let remnant = PartGeometry::single(s.clone());
     let defects_clear = material.holes().iter().all(|h| {
         let defect = PartGeometry::single(Shape::new(h.clone(), vec![]));
         !geometries_conflict(&remnant, &defect, 0.0)
     });
-    vertices_in && outline_out && defects_clear
+    vertices_in && off_sheet <= perimeter * SHEET_TOLERANCE && defects_clear
 }
 
-/// `s` with coordinates that the booleans' snapping put just past a rectangular sheet's edges
-/// put back on them (so files say 1000, not 1000.00000006).
+/// `s` with the coordinates that the booleans' snapping put just past a rectangular sheet's
+/// edges (by less than the tolerance) put back on them, so files say 1000, not 1000.00000006.
+/// Anything further out is left for `within_sheet` to refuse.
 fn clamped_to(s: Shape, sheet: &SheetSpec) -> Shape {
     let SheetShape::Rectangle { width, height } = sheet.shape else {
         return s;
     };
+    let snap = |v: f64, max: f64| {
+        if (-SHEET_TOLERANCE..0.0).contains(&v) {
+            0.0
+        } else if v > max && v <= max + SHEET_TOLERANCE {
+            max
+        } else {
+            v
+        }
+    };
     let clamp = |r: &[Point]| -> Vec<Point> {
         r.iter()
-            .map(|p| Point::new(p.x.clamp(0.0, width), p.y.clamp(0.0, height)))
+            .map(|p| Point::new(snap(p.x, width), snap(p.y, height)))
             .collect()
     };
     Shape::new(
@@ -730,6 +752,40 @@ mod tests {
         assert!(r
             .iter()
             .all(|x| x.layout == 1 && x.copies == 1 && x.last_copy_only));
+    }
+
+    #[test]
+    fn a_remnant_bridging_a_notch_of_the_sheet_is_off_the_sheet() {
+        // a U-shaped sheet; a rectangle with its corners in both arms spans the gap between
+        let u = Shape::new(
+            [
+                (0.0, 0.0),
+                (300.0, 0.0),
+                (300.0, 300.0),
+                (200.0, 300.0),
+                (200.0, 100.0),
+                (100.0, 100.0),
+                (100.0, 300.0),
+                (0.0, 300.0),
+            ]
+            .iter()
+            .map(|&(x, y)| Point::new(x, y))
+            .collect(),
+            vec![],
+        );
+        let mut sheet = SheetSpec::rectangle("u", 300.0, 300.0);
+        sheet.shape = SheetShape::Outline(u);
+        let bridge = rectangle(50.0, 150.0, 250.0, 250.0);
+        assert!(!within_sheet(&bridge, &sheet));
+        assert!(within_sheet(&rectangle(0.0, 0.0, 300.0, 100.0), &sheet));
+        assert!(within_sheet(&rectangle(0.0, 100.0, 100.0, 300.0), &sheet));
+        // on a rectangular sheet, a remnant past the edge is refused, not clamped
+        let plain = SheetSpec::rectangle("r", 300.0, 300.0);
+        let past = clamped_to(rectangle(0.0, 0.0, 300.5, 100.0), &plain);
+        assert!(!within_sheet(&past, &plain));
+        let snapped = clamped_to(rectangle(-1e-7, 0.0, 300.00000006, 100.0), &plain);
+        assert_eq!(snapped.bbox().max.x, 300.0);
+        assert!(within_sheet(&snapped, &plain));
     }
 
     #[test]

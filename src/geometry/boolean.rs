@@ -90,7 +90,8 @@ pub fn intersection(a: &[Shape], b: &[Shape]) -> Vec<Shape> {
 pub enum Corners {
     /// Arcs: the offset is the true distance everywhere (what a clearance needs).
     Round,
-    /// Mitres: straight edges extended to meet (corners sharper than about 2 degrees are cut).
+    /// Mitres: straight edges extended to meet, for corners of 85 degrees and more; sharper
+    /// ones are cut off square (bevelled), so no long spike grows from an acute corner.
     Sharp,
 }
 
@@ -115,7 +116,7 @@ pub fn offset_with(shapes: &[Shape], distance: f64, corners: Corners) -> Vec<Sha
     };
     let join = match corners {
         Corners::Round => LineJoin::Round(ARC_STEP),
-        Corners::Sharp => LineJoin::Miter(0.035),
+        Corners::Sharp => LineJoin::Miter(85f64.to_radians()),
     };
     let style = OutlineStyle::new(d).line_join(join);
     let mut out = Vec::new();
