@@ -76,6 +76,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
     if a.workers > 0 {
         config.workers = a.workers;
     }
+    jobs::adopt_orphans(&store, &wake).await;
     let workers = tokio::spawn(jobs::run(
         store.clone(),
         config,

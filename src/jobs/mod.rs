@@ -77,16 +77,23 @@ impl RuntimeConfig {
     }
 }
 
+/// A single-process server at start: every Running row is an orphan of a previous run, taken
+/// back (requeued, or failed once interrupted too often). Done before the server answers, so
+/// no caller sees a dead process's job as Running, and an interruption is counted before the
+/// job can be claimed again.
+pub async fn adopt_orphans(store: &Store, wake: &Wakeups) {
+    take_back(store, wake, Lost::All).await;
+}
+
 /// Runs the claimer and the rescuer until `shutdown` turns true; then cancels running jobs,
-/// hands their leases back and returns once they have.
+/// hands their leases back and returns once they have. (Orphans of a previous run are
+/// `adopt_orphans`' business, before this starts.)
 pub async fn run(
     store: Store,
     config: RuntimeConfig,
     wake: Wakeups,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    // a single-process server: every Running row at start is an orphan of a previous run
-    take_back(&store, &wake, Lost::All).await;
     let slots = Arc::new(Semaphore::new(config.workers.max(1)));
     let threads = Arc::new(Semaphore::new(config.cores.max(1)));
     let mut running = JoinSet::new();
