@@ -1268,3 +1268,53 @@ async fn common_edges_are_cut_once() {
         assert_eq!(c["counts"]["LINE"].as_u64().unwrap() as usize, lines.len());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_does_not_wait_for_the_keys_running_nest() {
+    let dir = temp_dir("lane");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    // a key that runs one nest at a time
+    let key = server.create_key("Usage", 1, None);
+    let api = server.client(&key);
+    let short = dxf_request(
+        &[("part_1.dxf", 2)],
+        (300.0, 200.0),
+        Some(&format!("{}/short", receiver.url)),
+        1.0,
+        false,
+    );
+    let first = api.submit("/v1/nesting", &short).await;
+    let done = receiver.wait_final(&first, FINAL_WAIT).await;
+    let rid = done.last().unwrap().body["Status"]["ResultIdentity"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // a long nest takes the key's one slot
+    let long = dxf_request(
+        &[("part_1.dxf", 6), ("part_6.dxf", 3)],
+        (600.0, 400.0),
+        Some(&format!("{}/long", receiver.url)),
+        90.0,
+        false,
+    );
+    let second = api.submit("/v1/nesting", &long).await;
+    api.wait_status(&second, "Running", Duration::from_secs(30))
+        .await;
+    // the export of the first result is delivered while the long nest still runs
+    let a = api
+        .send(api.get(&format!(
+            "/v1/nesting/export?RequestId={first}&ResultIdentity={rid}&ResponseType=Result&WebHookUri={}/x-lane",
+            receiver.url
+        )))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let got = receiver.wait_path("/x-lane", FINAL_WAIT).await;
+    assert_eq!(got.body["ResultIdentity"], rid.as_str());
+    let st = api.status(&second).await;
+    assert_eq!(
+        st.body["Status"], "Running",
+        "the long nest is still running: {}",
+        st.text
+    );
+}

@@ -45,14 +45,14 @@ async fn claim_finish_and_outbox_commit_together() {
         JobState::Queued
     );
     let c = store
-        .claim("worker-a", 10_000, 2000)
+        .claim(Lane::Nests, "worker-a", 10_000, 2000)
         .await
         .unwrap()
         .unwrap();
     assert_eq!((c.id.as_str(), c.attempt), ("j1", 1));
     assert!(
         store
-            .claim("worker-b", 10_000, 2000)
+            .claim(Lane::Nests, "worker-b", 10_000, 2000)
             .await
             .unwrap()
             .is_none(),
@@ -89,7 +89,11 @@ async fn claim_finish_and_outbox_commit_together() {
 async fn a_worker_whose_lease_was_taken_over_cannot_write() {
     let store = Store::open_sqlite(&temp_db("fence")).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
-    let first = store.claim("a", 1_000, 0).await.unwrap().unwrap();
+    let first = store
+        .claim(Lane::Nests, "a", 1_000, 0)
+        .await
+        .unwrap()
+        .unwrap();
     // the lease runs out without heartbeats; the rescuer hands the job back to the queue
     assert_eq!(
         store
@@ -98,7 +102,11 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
             .unwrap(),
         (1, 0)
     );
-    let second = store.claim("b", 1_000, 5_000).await.unwrap().unwrap();
+    let second = store
+        .claim(Lane::Nests, "b", 1_000, 5_000)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(second.attempt, first.attempt + 1);
     // the first worker comes back: neither its heartbeat nor its result is accepted
     assert!(!store
@@ -150,7 +158,11 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
 async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
     let store = Store::open_sqlite(&temp_db("rescue")).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
-    let c = store.claim("a", 1_000, 0).await.unwrap().unwrap();
+    let c = store
+        .claim(Lane::Nests, "a", 1_000, 0)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(store.heartbeat("j1", c.attempt, 1_000, 900).await.unwrap());
     assert_eq!(
         store
@@ -170,7 +182,7 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
         );
         assert_eq!(
             store
-                .claim("a", 1_000, 10_000 * k)
+                .claim(Lane::Nests, "a", 1_000, 10_000 * k)
                 .await
                 .unwrap()
                 .unwrap()
@@ -204,7 +216,11 @@ async fn concurrent_claims_never_share_a_job() {
         let s = store.clone();
         handles.push(tokio::spawn(async move {
             let mut got = Vec::new();
-            while let Some(c) = s.claim(&format!("w{w}"), 60_000, 100).await.unwrap() {
+            while let Some(c) = s
+                .claim(Lane::Nests, &format!("w{w}"), 60_000, 100)
+                .await
+                .unwrap()
+            {
                 got.push(c.id);
             }
             got
@@ -232,11 +248,20 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
         store.enqueue(&job("held", true), 0).await.unwrap();
         store.enqueue(&job("run", false), 1).await.unwrap();
         assert_eq!(
-            store.claim("a", 60_000, 10).await.unwrap().unwrap().id,
+            store
+                .claim(Lane::Nests, "a", 60_000, 10)
+                .await
+                .unwrap()
+                .unwrap()
+                .id,
             "run"
         );
         assert!(
-            store.claim("a", 60_000, 10).await.unwrap().is_none(),
+            store
+                .claim(Lane::Nests, "a", 60_000, 10)
+                .await
+                .unwrap()
+                .is_none(),
             "held jobs are not claimed"
         );
         // the process dies here with "run" Running and "held" Held
@@ -255,7 +280,11 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
             .0,
         1
     );
-    let again = store.claim("b", 60_000, 20).await.unwrap().unwrap();
+    let again = store
+        .claim(Lane::Nests, "b", 60_000, 20)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((again.id.as_str(), again.attempt), ("run", 2));
     assert_eq!(
         store.release_held("held", "other-key", 10).await.unwrap(),
@@ -272,7 +301,12 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
         "released once"
     );
     assert_eq!(
-        store.claim("b", 60_000, 30).await.unwrap().unwrap().id,
+        store
+            .claim(Lane::Nests, "b", 60_000, 30)
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
         "held"
     );
 }
@@ -281,7 +315,11 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
 async fn failed_deliveries_retry_then_give_up() {
     let store = Store::open_sqlite(&temp_db("outbox")).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
-    let c = store.claim("a", 60_000, 0).await.unwrap().unwrap();
+    let c = store
+        .claim(Lane::Nests, "a", 60_000, 0)
+        .await
+        .unwrap()
+        .unwrap();
     store
         .finish(
             "j1",
@@ -373,7 +411,11 @@ async fn admission_caps_queued_plus_running_per_key() {
         store.release_held("a4", "a", 2).await.unwrap(),
         Some(Admission::AtLimit { active: 2 })
     );
-    let c = store.claim("w", 60_000, 10).await.unwrap().unwrap();
+    let c = store
+        .claim(Lane::Nests, "w", 60_000, 10)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(c.id, "a1");
     store
         .finish("a1", c.attempt, Outcome::Failed { error: "x" }, &[], 20)
@@ -391,7 +433,11 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery() {
     let store = Store::open_sqlite(&temp_db("poison")).await.unwrap();
     store.enqueue(&job("p", false), 0).await.unwrap();
     for round in 1..=3 {
-        let c = store.claim("w", 60_000, round).await.unwrap().unwrap();
+        let c = store
+            .claim(Lane::Nests, "w", 60_000, round)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(c.attempt, round);
         let (requeued, failed) = store
             .take_back(Lost::All, 3, 100 + round, |id, _kind, _request, e| {
@@ -472,7 +518,11 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
     let store = Store::open_sqlite(&temp_db("interim")).await.unwrap();
     store.enqueue(&job("j", false), 0).await.unwrap();
     store.enqueue(&job("k", false), 0).await.unwrap();
-    let c = store.claim("w", 60_000, 1).await.unwrap().unwrap();
+    let c = store
+        .claim(Lane::Nests, "w", 60_000, 1)
+        .await
+        .unwrap()
+        .unwrap();
     let d = |body| Delivery {
         uri: "https://x.test/h",
         body,
@@ -512,7 +562,11 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
         )
         .await
         .unwrap();
-    let c2 = store.claim("w", 60_000, 6).await.unwrap().unwrap();
+    let c2 = store
+        .claim(Lane::Nests, "w", 60_000, 6)
+        .await
+        .unwrap()
+        .unwrap();
     store
         .finish(
             "k",
@@ -542,11 +596,19 @@ async fn handing_a_job_back_at_shutdown_is_not_an_interruption() {
     let store = Store::open_sqlite(&temp_db("handback")).await.unwrap();
     store.enqueue(&job("j", false), 0).await.unwrap();
     for t in 1..=5 {
-        let c = store.claim("w", 1_000, t).await.unwrap().unwrap();
+        let c = store
+            .claim(Lane::Nests, "w", 1_000, t)
+            .await
+            .unwrap()
+            .unwrap();
         assert!(store.hand_back("j", c.attempt).await.unwrap());
         assert!(!store.hand_back("j", c.attempt).await.unwrap(), "once");
     }
-    store.claim("w", 1_000, 10).await.unwrap().unwrap();
+    store
+        .claim(Lane::Nests, "w", 1_000, 10)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         store
             .take_back(Lost::Expired, 3, 5_000, error_body)
@@ -587,7 +649,11 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
         "a refused export is not queued"
     );
     // once the first has failed, it may be asked for again
-    let c = store.claim("w", 10_000, 2000).await.unwrap().unwrap();
+    let c = store
+        .claim(Lane::Exports, "w", 10_000, 2000)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(c.id, "e1");
     assert!(store
         .finish(
@@ -609,7 +675,11 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
         .unwrap());
     // a completed export whose delivery is pending blocks a repeat; once its delivery has
     // given up (the receiver never took it), it may be asked for again
-    let c = store.claim("w", 10_000, 2400).await.unwrap().unwrap();
+    let c = store
+        .claim(Lane::Exports, "w", 10_000, 2400)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(c.id, "e3");
     let delivery = Delivery {
         uri: "https://example.test/hook",
@@ -642,4 +712,84 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
         .enqueue_export(&export("e8"), "r1", "Result", 2700)
         .await
         .unwrap());
+}
+
+#[tokio::test]
+async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
+    let store = Store::open_sqlite(&temp_db("lanes")).await.unwrap();
+    store.bootstrap(4, 0).await.unwrap();
+    let account = store.first_account().await.unwrap().unwrap();
+    let (key, _) = store
+        .create_key(
+            &NewKey {
+                account_id: account,
+                key_type: KeyType::Usage,
+                reference: "one at a time".into(),
+                parallelism: 1,
+                expires_at: None,
+                is_trial: false,
+            },
+            0,
+        )
+        .await
+        .unwrap();
+    let new = |id, kind| NewJob {
+        id,
+        api_key_id: &key.id,
+        kind,
+        request: "{}",
+        webhook_uri: Some("https://example.test/hook"),
+        held: false,
+    };
+    store.enqueue(&new("n1", "nest2d"), 1).await.unwrap();
+    store.enqueue(&new("n2", "nest2d"), 2).await.unwrap();
+    assert!(store
+        .enqueue_export(&new("e1", "export"), "r0", "DXF", 3)
+        .await
+        .unwrap());
+    // the nests' lane runs the key's Parallelism (1) and never an export
+    assert_eq!(
+        store
+            .claim(Lane::Nests, "w", 60_000, 10)
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        "n1"
+    );
+    assert!(store
+        .claim(Lane::Nests, "w", 60_000, 10)
+        .await
+        .unwrap()
+        .is_none());
+    // the export runs beside it, whatever the key's Parallelism
+    assert_eq!(
+        store
+            .claim(Lane::Exports, "w", 60_000, 10)
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        "e1"
+    );
+    assert!(store
+        .claim(Lane::Exports, "w", 60_000, 10)
+        .await
+        .unwrap()
+        .is_none());
+    // and does not count against the key's admission: n1 running and n2 queued make 2
+    assert!(matches!(
+        store
+            .enqueue_admitted(&new("n3", "nest2d"), 3, 20)
+            .await
+            .unwrap(),
+        Admission::Accepted
+    ));
+    assert!(matches!(
+        store
+            .enqueue_admitted(&new("n4", "nest2d"), 3, 21)
+            .await
+            .unwrap(),
+        Admission::AtLimit { active: 3 }
+    ));
 }

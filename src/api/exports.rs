@@ -293,7 +293,7 @@ async fn queue_export(
             ),
         ));
     }
-    state.wake.jobs.notify_one();
+    state.wake.exports.notify_one();
     tracing::info!(export = %export_id, job = %job.id, result = %stored.id, kind = response_type.name(), "export queued");
     Ok(Json(wire::ExportAccepted {
         success: true,

@@ -15,7 +15,7 @@ pub use run1d::KIND_1D;
 pub use run2d::kind_for;
 pub use run_export::KIND_EXPORT;
 
-use crate::store::{now_ms, Claimed, Lost, Store};
+use crate::store::{now_ms, Claimed, Lane, Lost, Store};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Notify, Semaphore};
@@ -32,11 +32,17 @@ const RESCUE_PERIOD: Duration = Duration::from_secs(5);
 /// How often an idle claimer looks at the queue even without a wake-up.
 const IDLE_POLL: Duration = Duration::from_secs(1);
 
+/// Exports run at once, in their own lane (each on a thread of its own, beside the nests'
+/// permits: an export is seconds of work, and must not wait for a nest's minutes).
+const EXPORT_SLOTS: usize = 2;
+
 /// What the runtime shares with the API.
 #[derive(Clone)]
 pub struct Wakeups {
-    /// A job was queued.
+    /// A nest (2D or 1D) was queued.
     pub jobs: Arc<Notify>,
+    /// An export was queued.
+    pub exports: Arc<Notify>,
     /// An outbox row was written.
     pub deliveries: Arc<Notify>,
 }
@@ -45,6 +51,7 @@ impl Default for Wakeups {
     fn default() -> Self {
         Wakeups {
             jobs: Arc::new(Notify::new()),
+            exports: Arc::new(Notify::new()),
             deliveries: Arc::new(Notify::new()),
         }
     }
@@ -85,19 +92,56 @@ pub async fn adopt_orphans(store: &Store, wake: &Wakeups) {
     take_back(store, wake, Lost::All).await;
 }
 
-/// Runs the claimer and the rescuer until `shutdown` turns true; then cancels running jobs,
-/// hands their leases back and returns once they have. (Orphans of a previous run are
-/// `adopt_orphans`' business, before this starts.)
+/// Runs the claimers (nests, and exports in their own lane) and the rescuer until `shutdown`
+/// turns true; then cancels running jobs, hands their leases back and returns once they have.
+/// (Orphans of a previous run are `adopt_orphans`' business, before this starts.)
 pub async fn run(
     store: Store,
     config: RuntimeConfig,
     wake: Wakeups,
+    shutdown: watch::Receiver<bool>,
+) {
+    let rescuer = tokio::spawn(rescue_loop(store.clone(), wake.clone(), shutdown.clone()));
+    let nests = Lanes {
+        lane: Lane::Nests,
+        slots: config.workers.max(1),
+        threads: config.cores.max(1),
+        queued: wake.jobs.clone(),
+    };
+    let exports = Lanes {
+        lane: Lane::Exports,
+        slots: EXPORT_SLOTS,
+        threads: EXPORT_SLOTS,
+        queued: wake.exports.clone(),
+    };
+    tokio::join!(
+        claim_loop(nests, &store, &config, &wake, shutdown.clone()),
+        claim_loop(exports, &store, &config, &wake, shutdown),
+    );
+    let _ = rescuer.await;
+}
+
+/// One claimer's lane: which jobs, how many at once, the thread permits they share, and the
+/// wake-up that says one was queued.
+struct Lanes {
+    lane: Lane,
+    slots: usize,
+    threads: usize,
+    queued: Arc<Notify>,
+}
+
+/// Claims and runs the jobs of one lane until `shutdown`; then waits for its running jobs to
+/// hand their leases back.
+async fn claim_loop(
+    lanes: Lanes,
+    store: &Store,
+    config: &RuntimeConfig,
+    wake: &Wakeups,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let slots = Arc::new(Semaphore::new(config.workers.max(1)));
-    let threads = Arc::new(Semaphore::new(config.cores.max(1)));
+    let slots = Arc::new(Semaphore::new(lanes.slots));
+    let threads = Arc::new(Semaphore::new(lanes.threads));
     let mut running = JoinSet::new();
-    let rescuer = tokio::spawn(rescue_loop(store.clone(), wake.clone(), shutdown.clone()));
     loop {
         if *shutdown.borrow() {
             break;
@@ -108,22 +152,25 @@ pub async fn run(
             s = slots.clone().acquire_owned() => s.expect("slots semaphore is never closed"),
             _ = shutdown.changed() => continue,
         };
-        let claimed = match store.claim(&config.owner, LEASE_MS, now_ms()).await {
+        let claimed = match store
+            .claim(lanes.lane, &config.owner, LEASE_MS, now_ms())
+            .await
+        {
             Ok(c) => c,
             Err(e) => {
-                tracing::error!(error = %e, "claiming a job failed");
+                tracing::error!(error = %e, lane = ?lanes.lane, "claiming a job failed");
                 None
             }
         };
         match claimed {
             Some(job) => {
-                tracing::info!(job = %job.id, attempt = job.attempt, "claimed");
+                tracing::info!(job = %job.id, attempt = job.attempt, kind = %job.kind, "claimed");
                 let ctx = JobContext {
                     eval: config.eval.clone(),
                     store: store.clone(),
                     wake: wake.clone(),
                     threads: threads.clone(),
-                    cores: config.cores.max(1),
+                    cores: lanes.threads,
                     shutdown: shutdown.clone(),
                 };
                 running.spawn(async move {
@@ -134,7 +181,7 @@ pub async fn run(
             None => {
                 drop(slot);
                 tokio::select! {
-                    _ = wake.jobs.notified() => {}
+                    _ = lanes.queued.notified() => {}
                     _ = tokio::time::sleep(IDLE_POLL) => {}
                     _ = shutdown.changed() => {}
                 }
@@ -143,10 +190,10 @@ pub async fn run(
     }
     tracing::info!(
         jobs = running.len(),
+        lane = ?lanes.lane,
         "stopping: running jobs hand back their leases"
     );
     while running.join_next().await.is_some() {}
-    let _ = rescuer.await;
 }
 
 async fn rescue_loop(store: Store, wake: Wakeups, shutdown: watch::Receiver<bool>) {
@@ -177,6 +224,7 @@ async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
         Ok((requeued, failed)) => {
             tracing::warn!(requeued, failed, ?lost, "abandoned jobs taken back");
             wake.jobs.notify_one();
+            wake.exports.notify_one();
             wake.deliveries.notify_one();
         }
         Err(e) => tracing::error!(error = %e, ?lost, "taking back abandoned jobs failed"),

@@ -82,6 +82,13 @@ pub struct JobStatus {
     pub api_key_id: String,
 }
 
+/// Which jobs a claimer takes: nests (2D and 1D, under each key's Parallelism) or exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Nests,
+    Exports,
+}
+
 /// Which running jobs `take_back` considers abandoned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lost {
@@ -158,30 +165,46 @@ impl Store {
         Ok(Some(Admission::Accepted))
     }
 
-    /// Claims the oldest queued job in one statement: Running, attempt + 1, leased to `owner`.
-    /// A job whose key already runs its Parallelism of nests is passed over (this matters when
-    /// several nodes claim at once; admission already caps queued plus running).
+    /// Claims the oldest queued job of `lane` in one statement: Running, attempt + 1, leased to
+    /// `owner`. In the nests' lane, a job whose key already runs its Parallelism of nests is
+    /// passed over (this matters when several nodes claim at once; admission already caps
+    /// queued plus running). Exports have a lane of their own and no Parallelism: an export of
+    /// a finished result never waits behind the key's running nests.
     pub async fn claim(
         &self,
+        lane: Lane,
         owner: &str,
         lease_ms: i64,
         now_ms: i64,
     ) -> Result<Option<Claimed>, StoreError> {
-        let row = sqlx::query(
-            "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, \
-             started_at = COALESCE(started_at, ?) \
-             WHERE id = (SELECT j.id FROM jobs j LEFT JOIN api_keys k ON k.id = j.api_key_id \
-                 WHERE j.state = 'Queued' AND (k.id IS NULL OR k.parallelism > \
-                     (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id AND r.state = 'Running')) \
-                 ORDER BY j.created_at, j.id LIMIT 1) \
-             AND state = 'Queued' \
-             RETURNING id, attempt, kind, request, webhook_uri",
-        )
-        .bind(owner)
-        .bind(now_ms + lease_ms)
-        .bind(now_ms)
-        .fetch_optional(&self.pool)
-        .await?;
+        // two whole statements (sqlx takes only static SQL); they differ in the job picked
+        let sql = match lane {
+            Lane::Nests => {
+                "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, \
+                 started_at = COALESCE(started_at, ?) \
+                 WHERE id = (SELECT j.id FROM jobs j LEFT JOIN api_keys k ON k.id = j.api_key_id \
+                     WHERE j.state = 'Queued' AND j.kind <> 'export' AND (k.id IS NULL OR k.parallelism > \
+                         (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
+                          AND r.state = 'Running' AND r.kind <> 'export')) \
+                     ORDER BY j.created_at, j.id LIMIT 1) \
+                 AND state = 'Queued' \
+                 RETURNING id, attempt, kind, request, webhook_uri"
+            }
+            Lane::Exports => {
+                "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, \
+                 started_at = COALESCE(started_at, ?) \
+                 WHERE id = (SELECT j.id FROM jobs j WHERE j.state = 'Queued' AND j.kind = 'export' \
+                     ORDER BY j.created_at, j.id LIMIT 1) \
+                 AND state = 'Queued' \
+                 RETURNING id, attempt, kind, request, webhook_uri"
+            }
+        };
+        let row = sqlx::query(sql)
+            .bind(owner)
+            .bind(now_ms + lease_ms)
+            .bind(now_ms)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.map(|r| Claimed {
             id: r.get("id"),
             attempt: r.get("attempt"),
@@ -439,7 +462,7 @@ async fn active_jobs(
     api_key_id: &str,
 ) -> Result<i64, StoreError> {
     Ok(sqlx::query(
-        "SELECT COUNT(*) AS n FROM jobs WHERE api_key_id = ? AND state IN ('Queued', 'Running')",
+        "SELECT COUNT(*) AS n FROM jobs WHERE api_key_id = ? AND state IN ('Queued', 'Running') AND kind <> 'export'",
     )
     .bind(api_key_id)
     .fetch_one(&mut **tx)

@@ -12,7 +12,7 @@ mod keys;
 mod outbox;
 mod results;
 
-pub use jobs::{Admission, Claimed, JobState, JobStatus, Lost, NewJob, Outcome};
+pub use jobs::{Admission, Claimed, JobState, JobStatus, Lane, Lost, NewJob, Outcome};
 pub use keys::{ApiKey, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
 pub use results::{ResultRecord, StoredResult};
