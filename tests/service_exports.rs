@@ -599,6 +599,18 @@ async fn dxf_exports_read_back_with_one_outline_per_placed_part() {
         .unwrap();
     let d = dxf::Drawing::load(&mut std::io::Cursor::new(&bytes)).expect("the dxf crate reads R12");
     assert_eq!(d.header.version, dxf::enums::AcadVersion::R12);
+    // R12 names: at most 31 of A-Z, 0-9, _, $, -
+    for layer in d.layers() {
+        assert!(
+            layer.name.len() <= 31
+                && layer
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "_$-".contains(c)),
+            "an R12 layer name: {}",
+            layer.name
+        );
+    }
     let (mut part_area, mut outlines, mut polylines) = (0.0, 0, 0);
     for e in d.entities() {
         if let dxf::entities::EntityType::Polyline(p) = &e.specific {

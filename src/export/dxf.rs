@@ -235,6 +235,14 @@ fn no_r12_handles(d: &mut Drawing) {
 }
 
 fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
+    let mut r12;
+    let drawing = if drawing.header.version < AcadVersion::R13 {
+        r12 = drawing.clone();
+        with_r12_names(&mut r12);
+        &r12
+    } else {
+        drawing
+    };
     let mut bytes = Vec::new();
     drawing
         .save(&mut bytes)
@@ -243,6 +251,53 @@ fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
         bytes = without_subclass_markers(&bytes)?;
     }
     Ok(DxfFile { name, bytes })
+}
+
+/// Layer and block names as R12 takes them: at most 31 characters from A-Z, 0-9, `_`, `$`
+/// and `-` (R12 folds case). A name that had other characters or was longer is cut to 26 and
+/// given `_` and four hex digits of a hash of the whole name, so distinct names stay distinct.
+fn r12_name(name: &str) -> String {
+    let upper = name.to_uppercase();
+    let safe: String = upper
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_$-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe == upper && safe.len() <= 31 && !safe.is_empty() {
+        return safe;
+    }
+    // FNV-1a: stable across builds and platforms
+    let hash = name.bytes().fold(0x811c9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x01000193)
+    });
+    let head: String = safe.chars().take(26).collect();
+    format!("{head}_{:04X}", hash & 0xFFFF)
+}
+
+/// Every layer and block name of `d` (tables, entities, blocks, inserts) made an R12 name.
+fn with_r12_names(d: &mut Drawing) {
+    for l in d.layers_mut() {
+        l.name = r12_name(&l.name);
+    }
+    let fix = |e: &mut Entity| {
+        e.common.layer = r12_name(&e.common.layer);
+        if let EntityType::Insert(i) = &mut e.specific {
+            i.name = r12_name(&i.name);
+        }
+    };
+    for e in d.entities_mut() {
+        fix(e);
+    }
+    for b in d.blocks_mut() {
+        b.name = r12_name(&b.name);
+        b.layer = r12_name(&b.layer);
+        b.entities.iter_mut().for_each(fix);
+    }
 }
 
 /// An ASCII DXF without its subclass markers (group code 100). The `dxf` crate writes them
@@ -607,4 +662,27 @@ pub fn export_remnants(
             saved(&d, name)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::r12_name;
+
+    #[test]
+    fn r12_names_are_short_plain_and_distinct() {
+        assert_eq!(r12_name("PART_part-1"), "PART_PART-1");
+        assert_eq!(r12_name("REMNANTS"), "REMNANTS");
+        let spaced = r12_name("Off cuts é");
+        assert!(
+            spaced.starts_with("OFF_CUTS__") && spaced.len() <= 31,
+            "{spaced}"
+        );
+        let long_a = r12_name(&format!("PART_{}", "a".repeat(40)));
+        let long_b = r12_name(&format!("PART_{}b", "a".repeat(39)));
+        assert!(long_a.len() <= 31 && long_b.len() <= 31);
+        assert_ne!(long_a, long_b, "names cut to the same head stay apart");
+        assert!(long_a
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "_$-".contains(c)));
+    }
 }
