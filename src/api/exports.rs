@@ -6,10 +6,10 @@
 
 use super::auth::Caller;
 use super::error::ApiError;
-use super::nesting::{body_of, query_value, required_id};
+use super::nesting::{body_of, query_value, required_id, stored_result};
 use super::AppState;
-use crate::jobs::{run_export, KIND_1D, KIND_EXPORT};
-use crate::store::{now_ms, ApiKey, JobStatus, NewJob, StoredResult};
+use crate::jobs::{run_export, KIND_EXPORT};
+use crate::store::{now_ms, ApiKey, NewJob};
 use crate::wire::{self, exports::ExportJob, exports::ResponseType, FieldError};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -52,12 +52,7 @@ pub async fn render(
         "RequestId (query)",
     )?;
     let wanted = query_value(&q, &["ResultIdentity", "ResultId"]).filter(|r| !r.trim().is_empty());
-    let (job, stored) = stored_result(&state, &key, &id, wanted.as_deref()).await?;
-    let request = state
-        .store
-        .request_of(&id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
+    let (job, stored, request) = stored_result(&state, &key, &id, wanted.as_deref()).await?;
     let kind = job.kind.clone();
     let layout_json = stored.layout.clone();
     // geometry import and rasterising are blocking work
@@ -68,39 +63,6 @@ pub async fn render(
     .map_err(ApiError::internal)?
     .map_err(ApiError::internal)?;
     Ok(Json(run_export::render_response(&picture, &stored.id)))
-}
-
-/// A 2D job of the caller's account and one of its stored results (`result_id` None: the
-/// latest); 404 for anything else.
-async fn stored_result(
-    state: &AppState,
-    key: &ApiKey,
-    id: &str,
-    result_id: Option<&str>,
-) -> Result<(JobStatus, StoredResult), ApiError> {
-    let job = state
-        .store
-        .status_for_account(id, key.account_id)
-        .await?
-        .filter(|j| j.kind != KIND_EXPORT)
-        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
-    if job.kind == KIND_1D {
-        return Err(ApiError::not_found(format!(
-            "job {id} is a 1D nest: it has no layout to draw or export (its plan is at POST /v1/nesting/1D/result)"
-        )));
-    }
-    let stored = state
-        .store
-        .result(id, result_id)
-        .await?
-        .ok_or_else(|| match result_id {
-            Some(r) => ApiError::not_found(format!("job {id} has no result {r}")),
-            None => ApiError::not_found(format!(
-                "job {id} has no result yet (it is {})",
-                job.state.as_str()
-            )),
-        })?;
-    Ok((job, stored))
 }
 
 /// Documents the query of the export calls (read as a map: aliases and any letter case).
@@ -236,11 +198,8 @@ async fn queue_export(
         return Err(ApiError::fields(errors));
     }
     // the job and the result
-    let (job, stored) = stored_result(&state, &key, &id, Some(&result_id)).await?;
-    let request: serde_json::Value = match state.store.request_of(&job.id).await? {
-        Some(text) => serde_json::from_str(&text).map_err(ApiError::internal)?,
-        None => return Err(ApiError::not_found(format!("no job {id} for this account"))),
-    };
+    let (job, stored, request) = stored_result(&state, &key, &id, Some(&result_id)).await?;
+    let request: serde_json::Value = serde_json::from_str(&request).map_err(ApiError::internal)?;
     // the settings block the type needs, on the nesting request (Runtime: or in the body)
     if let Some(block) = response_type.settings_block() {
         let present = !request["Request"][block].is_null();

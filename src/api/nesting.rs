@@ -6,7 +6,7 @@ use super::auth::{Caller, Submitter};
 use super::error::{ApiError, Shape};
 use super::AppState;
 use crate::jobs::kind_for;
-use crate::store::{now_ms, Admission, JobState, NewJob};
+use crate::store::{now_ms, Admission, ApiKey, JobState, JobStatus, NewJob, StoredResult};
 use crate::wire::{self, GeometryKind};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -356,39 +356,9 @@ pub async fn result(
     let body = body_of(body)?;
     let q: wire::ResultQuery = wire::parse_json(&body).map_err(|e| ApiError::fields(vec![e]))?;
     let id = required_id(q.request_id, "RequestId")?;
-    let job = state
-        .store
-        .status_for_account(&id, key.account_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
-    if job.kind == crate::jobs::KIND_1D {
-        return Err(ApiError::not_found(format!(
-            "job {id} is a 1D nest: its plan is at POST /v1/nesting/1D/result"
-        )));
-    }
-    if job.kind == crate::jobs::KIND_EXPORT {
-        return Err(ApiError::not_found(format!(
-            "{id} is an export, not a nest: it has no result of its own"
-        )));
-    }
     let wanted = q.result_identity.filter(|r| !r.trim().is_empty());
-    let stored = state
-        .store
-        .result(&id, wanted.as_deref())
-        .await?
-        .ok_or_else(|| match &wanted {
-            Some(r) => ApiError::not_found(format!("job {id} has no result {r}")),
-            None => ApiError::not_found(format!(
-                "job {id} has no result yet (it is {})",
-                job.state.as_str()
-            )),
-        })?;
+    let (job, stored, request) = stored_result(&state, &key, &id, wanted.as_deref()).await?;
     // the report with its renderings, drawn on the stored request's geometry (blocking work)
-    let request = state
-        .store
-        .request_of(&id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
     let source = crate::jobs::run_export::Source {
         nest_kind: job.kind.clone(),
         request,
@@ -411,6 +381,46 @@ pub async fn result(
     };
     report.status = Some(serde_json::from_str(&stored.status).map_err(ApiError::internal)?);
     Ok(Json(report))
+}
+
+/// A 2D job of the caller's account, one of its stored results (`result_id` None: the
+/// latest) and the job's stored request; 404 for anything else (an unknown job, a 1D job, an
+/// export, no such result). Shared by POST /v1/nesting/result/, the render and the exports.
+pub(super) async fn stored_result(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    result_id: Option<&str>,
+) -> Result<(JobStatus, StoredResult, String), ApiError> {
+    let no_job = || ApiError::not_found(format!("no job {id} for this account"));
+    let job = state
+        .store
+        .status_for_account(id, key.account_id)
+        .await?
+        .ok_or_else(no_job)?;
+    if job.kind == crate::jobs::KIND_1D {
+        return Err(ApiError::not_found(format!(
+            "job {id} is a 1D nest: it has no layout (its plan is at POST /v1/nesting/1D/result)"
+        )));
+    }
+    if job.kind == crate::jobs::KIND_EXPORT {
+        return Err(ApiError::not_found(format!(
+            "{id} is an export, not a nest: it has no result of its own"
+        )));
+    }
+    let stored = state
+        .store
+        .result(id, result_id)
+        .await?
+        .ok_or_else(|| match result_id {
+            Some(r) => ApiError::not_found(format!("job {id} has no result {r}")),
+            None => ApiError::not_found(format!(
+                "job {id} has no result yet (it is {})",
+                job.state.as_str()
+            )),
+        })?;
+    let request = state.store.request_of(id).await?.ok_or_else(no_job)?;
+    Ok((job, stored, request))
 }
 
 /// Starts a job submitted with AutomaticallyStartNesting = false.

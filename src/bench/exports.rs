@@ -39,14 +39,14 @@ pub fn run(
     runs: usize,
     eval: &dyn kerf_kernels::Evaluator,
 ) -> Result<Measured> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("{}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("dxf")))
         .collect();
-    files.sort();
+    paths.sort();
     // only the files that import as parts that fit the sheet (a directory of test files holds
-    // broken and oversized ones too)
+    // broken and oversized ones too); each read once: (identifier, file name, bytes)
     let options = crate::geometry::ImportOptions::default();
     let fits = |bytes: &[u8], name: &str| {
         crate::geometry::import_dxf(name, bytes, &options).is_ok_and(|imported| {
@@ -57,14 +57,15 @@ pub fn run(
             })
         })
     };
-    files.retain(|f| {
-        let name = f
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        std::fs::read(f).is_ok_and(|bytes| fits(&bytes, &name))
-    });
+    let files: Vec<(String, String, Vec<u8>)> = paths
+        .iter()
+        .filter_map(|f| {
+            let name = f.file_name()?.to_string_lossy().to_string();
+            let stem = f.file_stem()?.to_string_lossy().to_string();
+            let bytes = std::fs::read(f).ok()?;
+            fits(&bytes, &name).then_some((stem, name, bytes))
+        })
+        .collect();
     if files.is_empty() {
         bail!("{}: no DXF files that import as parts", dir.display());
     }
@@ -72,17 +73,15 @@ pub fn run(
     let request_parts: Vec<serde_json::Value> = files
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let bytes = std::fs::read(f)?;
-            let name = f.file_name().unwrap_or_default().to_string_lossy().to_string();
-            Ok(serde_json::json!({
-                "Identifier": name.trim_end_matches(".dxf"),
+        .map(|(i, (stem, name, bytes))| {
+            serde_json::json!({
+                "Identifier": stem,
                 "FileNameWithExtension": name,
                 "Base64EncodedGeometryDefinition": base64::engine::general_purpose::STANDARD.encode(bytes),
                 "Quantity": parts / n + u32::from((i as u32) < parts % n),
-            }))
+            })
         })
-        .collect::<Result<_>>()?;
+        .collect();
     let request = serde_json::json!({
         "Request": {
             "Parts": request_parts,

@@ -29,9 +29,9 @@ struct Edge {
 
 /// The rings of each part (`parts[k]` = part k's rings, in sheet coordinates and in the
 /// direction they are to be written), with every stretch that an earlier part also has taken
-/// out: per part, per ring, the paths to write. Two edges are one where they lie on the same
-/// line within `tolerance` and overlap by more than it.
-pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Vec<Vec<Path>>> {
+/// out: per part, the paths to write (ring by ring, in order). Two edges are one where they
+/// lie on the same line within `tolerance` and overlap by more than it.
+pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Vec<Path>> {
     // every edge, with where it sits in the input
     let mut edges: Vec<Edge> = Vec::new();
     let mut index: Vec<Vec<Vec<usize>>> = Vec::with_capacity(parts.len());
@@ -77,7 +77,7 @@ pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Ve
     }
     index
         .iter()
-        .map(|rings| rings.iter().map(|ids| paths_of(&edges, ids)).collect())
+        .map(|rings| rings.iter().flat_map(|ids| paths_of(&edges, ids)).collect())
         .collect()
 }
 
@@ -187,14 +187,14 @@ mod tests {
             vec![square(100.0, 0.0, 100.0)],
         ];
         let out = without_common_edges(&parts, 1e-6);
-        assert!(matches!(out[0][0][0], Path::Closed(_)));
-        assert_eq!(out[1][0].len(), 1, "{:?}", out[1][0]);
-        let Path::Open(p) = &out[1][0][0] else {
+        assert!(matches!(out[0][0], Path::Closed(_)));
+        assert_eq!(out[1].len(), 1, "{:?}", out[1]);
+        let Path::Open(p) = &out[1][0] else {
             panic!("the second square is open where it meets the first")
         };
         // three sides, one path, from (200, 0) round to (100, 0)... in ring order
         assert_eq!(p.len(), 4, "{p:?}");
-        let total = length(&out[0][0]) + length(&out[1][0]);
+        let total = length(&out[0]) + length(&out[1]);
         assert!((total - 700.0).abs() < 1e-9, "{total}");
     }
 
@@ -206,10 +206,10 @@ mod tests {
             vec![square(100.0, 0.0, 50.0)],
         ];
         let out = without_common_edges(&parts, 1e-6);
-        let total = length(&out[0][0]) + length(&out[1][0]);
+        let total = length(&out[0]) + length(&out[1]);
         assert!((total - 550.0).abs() < 1e-9, "{total}");
         // the first part, sharing only a stretch inside its side, keeps its ring closed
-        assert!(matches!(out[0][0][0], Path::Closed(_)));
+        assert!(matches!(out[0][0], Path::Closed(_)));
     }
 
     #[test]
@@ -228,7 +228,7 @@ mod tests {
             Point::new(1000.0005, 1000.0),
         ];
         let out = without_common_edges(&[vec![big], vec![leaning]], 1e-3);
-        let total = length(&out[0][0]) + length(&out[1][0]);
+        let total = length(&out[0]) + length(&out[1]);
         assert!((total - 7000.0).abs() < 1e-3, "{total}");
         // crossing edges are not common
         let parts = [
@@ -236,7 +236,7 @@ mod tests {
             vec![square(50.0, -50.0, 100.0)],
         ];
         let out = without_common_edges(&parts, 1e-3);
-        assert!(out.iter().all(|p| matches!(p[0][0], Path::Closed(_))));
+        assert!(out.iter().all(|p| matches!(p[0], Path::Closed(_))));
     }
 
     #[test]
@@ -246,7 +246,7 @@ mod tests {
             vec![square(102.0, 0.0, 100.0)],
         ];
         let out = without_common_edges(&parts, 1e-6);
-        assert!(out.iter().all(|p| matches!(p[0][0], Path::Closed(_))));
+        assert!(out.iter().all(|p| matches!(p[0], Path::Closed(_))));
     }
 
     #[test]
@@ -257,8 +257,8 @@ mod tests {
             vec![square(40.0, 100.0, 20.0)],
         ];
         let out = without_common_edges(&parts, 1e-6);
-        let total = length(&out[0][0]) + length(&out[1][0]);
+        let total = length(&out[0]) + length(&out[1]);
         assert!((total - 460.0).abs() < 1e-9, "{total}");
-        assert_eq!(out[1][0].len(), 1);
+        assert_eq!(out[1].len(), 1);
     }
 }

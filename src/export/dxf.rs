@@ -6,8 +6,9 @@
 
 use super::common_edges::{without_common_edges, Path};
 use super::remnants::Remnant;
-use crate::geometry::{Point, Shape};
-use crate::nest2d::{placed_shapes, verify::nesting_geometry, Problem, SheetLayout, SheetShape};
+use crate::geometry::{Affine, Point, Shape};
+use crate::nest2d::verify::{nesting_geometry, PlacedShape};
+use crate::nest2d::{placed_shapes, Problem, SheetLayout};
 use dxf::entities::{Entity, EntityType, Insert, Line, LwPolyline, Polyline, Text, Vertex};
 use dxf::enums::AcadVersion;
 use dxf::tables::Layer;
@@ -44,8 +45,6 @@ pub enum Structure {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DxfOptions {
     pub version: AcadVersion,
-    /// The DESIGN 5.1 index of the version (the response's numeric DXFVersion).
-    pub version_index: u32,
     /// True: a zip of DXF files even when there is one.
     pub zip: bool,
     pub sheet_files: SheetFiles,
@@ -75,7 +74,6 @@ impl Default for DxfOptions {
     fn default() -> Self {
         DxfOptions {
             version: AcadVersion::R2000,
-            version_index: 1,
             zip: false,
             sheet_files: SheetFiles::AllInOne,
             outer: LoopDirection::Unchanged,
@@ -100,6 +98,20 @@ impl Default for DxfOptions {
 /// Edges of two parts closer than this (mm) to one line, and overlapping by more, are one
 /// common edge (RemoveCommonEdges): far below any cutter's kerf.
 const COMMON_EDGE_TOLERANCE: f64 = 1e-3;
+
+/// The DESIGN 5.1 index of a version written (the responses' numeric DXFVersion): R12 0,
+/// R2000 1, R2004 2, R2007 3, R2010 4, R2013 5, R2018 6.
+pub fn version_index(version: AcadVersion) -> u32 {
+    match version {
+        AcadVersion::R12 => 0,
+        AcadVersion::R2004 => 2,
+        AcadVersion::R2007 => 3,
+        AcadVersion::R2010 => 4,
+        AcadVersion::R2013 => 5,
+        AcadVersion::R2018 => 6,
+        _ => 1,
+    }
+}
 
 /// One written file.
 pub struct DxfFile {
@@ -126,7 +138,8 @@ pub fn export(
     options: &DxfOptions,
 ) -> Result<Vec<DxfFile>, String> {
     // which layouts go in which file, each at an X offset
-    let mut files: Vec<(String, Vec<Drawn>)> = Vec::new();
+    // (the names of the files holding one drawing, the layouts drawn in it)
+    let mut files: Vec<(Vec<String>, Vec<Drawn>)> = Vec::new();
     match options.sheet_files {
         SheetFiles::AllInOne => {
             let gap = layouts
@@ -140,34 +153,48 @@ pub fn export(
                 placed.push((k, x, None));
                 x += problem.sheets[l.sheet].extent().0 + gap;
             }
-            files.push((options.file_stem.clone(), placed));
+            files.push((vec![options.file_stem.clone()], placed));
         }
         SheetFiles::PerUniqueSheet => {
             for (k, l) in layouts.iter().enumerate() {
                 files.push((
-                    file_name(problem, l, k, None, options),
+                    vec![file_name(problem, l, k, None, options)],
                     vec![(k, 0.0, None)],
                 ));
             }
         }
         SheetFiles::PerSheet => {
             for (k, l) in layouts.iter().enumerate() {
-                for copy in 0..l.multiplicity {
-                    files.push((
-                        file_name(problem, l, k, Some(copy), options),
-                        vec![(k, 0.0, Some(copy))],
-                    ));
+                // the copies of a layout are one drawing, but for the last copy when it alone
+                // has (final-sheet-only) remnants
+                let names: Vec<String> = (0..l.multiplicity)
+                    .map(|copy| file_name(problem, l, k, Some(copy), options))
+                    .collect();
+                let last = l.multiplicity.saturating_sub(1);
+                let last_differs = last > 0
+                    && remnants.is_some_and(|g| {
+                        g.remnants.iter().any(|r| r.layout == k && r.last_copy_only)
+                    });
+                if last_differs {
+                    let (others, final_copy) = names.split_at(last as usize);
+                    files.push((others.to_vec(), vec![(k, 0.0, Some(0))]));
+                    files.push((final_copy.to_vec(), vec![(k, 0.0, Some(last))]));
+                } else {
+                    files.push((names, vec![(k, 0.0, Some(last))]));
                 }
             }
         }
     }
-    files
-        .into_iter()
-        .map(|(name, placed)| {
-            let drawing = drawing(problem, layouts, &placed, remnants, options);
-            saved(&drawing, format!("{name}.dxf"))
-        })
-        .collect()
+    // each drawing is made and written once, then named once per file that holds it
+    let mut out = Vec::new();
+    for (names, placed) in files {
+        let bytes = saved(drawing(problem, layouts, &placed, remnants, options))?;
+        out.extend(names.into_iter().map(|name| DxfFile {
+            name: format!("{name}.dxf"),
+            bytes: bytes.clone(),
+        }));
+    }
+    Ok(out)
 }
 
 fn file_name(
@@ -234,15 +261,11 @@ fn no_r12_handles(d: &mut Drawing) {
     }
 }
 
-fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
-    let mut r12;
-    let drawing = if drawing.header.version < AcadVersion::R13 {
-        r12 = drawing.clone();
-        with_r12_names(&mut r12);
-        &r12
-    } else {
-        drawing
-    };
+/// The drawing as DXF bytes (R12: with R12 names and without subclass markers).
+fn saved(mut drawing: Drawing) -> Result<Vec<u8>, String> {
+    if drawing.header.version < AcadVersion::R13 {
+        with_r12_names(&mut drawing);
+    }
     let mut bytes = Vec::new();
     drawing
         .save(&mut bytes)
@@ -250,7 +273,7 @@ fn saved(drawing: &Drawing, name: String) -> Result<DxfFile, String> {
     if drawing.header.version < AcadVersion::R13 {
         bytes = without_subclass_markers(&bytes)?;
     }
-    Ok(DxfFile { name, bytes })
+    Ok(bytes)
 }
 
 /// Layer and block names as R12 takes them: at most 31 characters from A-Z, 0-9, `_`, `$`
@@ -332,8 +355,8 @@ fn drawing(
     d.header.version = options.version;
     no_r12_handles(&mut d);
     d.header.default_drawing_units = dxf::enums::Units::Millimeters;
-    let (sin, cos) = options.angle_ccw.to_radians().sin_cos();
-    let turn = |p: Point| Point::new(p.x * cos - p.y * sin, p.x * sin + p.y * cos);
+    // exact at multiples of 90 degrees
+    let turn = Affine::rotate_deg(options.angle_ccw);
     let mut layers: Vec<String> = Vec::new();
     let mut use_layer = |d: &mut Drawing, name: &str| {
         if !layers.iter().any(|l| l == name) {
@@ -371,16 +394,17 @@ fn drawing(
     for &(k, x_off, copy) in placed {
         let l = &layouts[k];
         let sheet = &problem.sheets[l.sheet];
-        let at = |p: Point| turn(Point::new(p.x + x_off, p.y));
+        let at = |p: Point| turn.apply(Point::new(p.x + x_off, p.y));
         // a final-sheet-only remnant is on the last copy of its layout
         let on_this_copy = |r: &Remnant| {
             r.layout == k && (!r.last_copy_only || copy.is_none_or(|c| c + 1 == l.multiplicity))
         };
-        for r in remnants
-            .iter()
-            .flat_map(|g| g.remnants.iter().filter(|r| on_this_copy(r)))
-        {
-            let layer = remnants.map_or("REMNANTS", |g| g.layer);
+        for (r, layer) in remnants.iter().flat_map(|g| {
+            g.remnants
+                .iter()
+                .filter(|r| on_this_copy(r))
+                .map(|r| (r, g.layer))
+        }) {
             use_layer(&mut d, layer);
             for ring in rings(&r.shape, options) {
                 let ring: Vec<Point> = ring.iter().map(|&p| at(p)).collect();
@@ -390,10 +414,7 @@ fn drawing(
         }
         if options.sheet_boundaries {
             use_layer(&mut d, &options.sheets_layer);
-            let outline = match &sheet.shape {
-                SheetShape::Rectangle { width, height } => Shape::rectangle(*width, *height),
-                SheetShape::Outline(s) => s.clone(),
-            };
+            let outline = sheet.material();
             for ring in outline.rings() {
                 let ring: Vec<Point> = ring.iter().map(|&p| at(p)).collect();
                 let e = polyline(&mut d, &ring, &options.sheets_layer);
@@ -423,28 +444,10 @@ fn drawing(
             ));
         }
         let shapes = placed_shapes(problem, l);
-        // each placement's rings as paths to write: closed, or open where RemoveCommonEdges
-        // took out a stretch an earlier part already has
-        let part_rings: Vec<Vec<Vec<Point>>> = shapes
-            .iter()
-            .map(|s| {
-                s.geometry
-                    .components()
-                    .iter()
-                    .flat_map(|c| rings(c, options))
-                    .collect()
-            })
-            .collect();
-        let part_paths: Vec<Vec<Path>> = if options.remove_common_edges {
-            without_common_edges(&part_rings, COMMON_EDGE_TOLERANCE)
-                .into_iter()
-                .map(|rings| rings.into_iter().flatten().collect())
-                .collect()
+        let part_paths = if options.structure == Structure::Blocks {
+            vec![Vec::new(); shapes.len()] // blocks hold the outlines
         } else {
-            part_rings
-                .into_iter()
-                .map(|rings| rings.into_iter().map(Path::Closed).collect())
-                .collect()
+            paths_of(&shapes, options)
         };
         for ((p, shape), paths) in l.placements.iter().zip(shapes).zip(part_paths) {
             let layer = layer_of_part(problem, p.part, options);
@@ -520,6 +523,29 @@ fn drawing(
         }
     }
     d
+}
+
+/// Each placed part's rings as paths to write: closed, or open where RemoveCommonEdges took
+/// out a stretch an earlier part already has.
+fn paths_of(shapes: &[PlacedShape], options: &DxfOptions) -> Vec<Vec<Path>> {
+    let part_rings: Vec<Vec<Vec<Point>>> = shapes
+        .iter()
+        .map(|s| {
+            s.geometry
+                .components()
+                .iter()
+                .flat_map(|c| rings(c, options))
+                .collect()
+        })
+        .collect();
+    if options.remove_common_edges {
+        without_common_edges(&part_rings, COMMON_EDGE_TOLERANCE)
+    } else {
+        part_rings
+            .into_iter()
+            .map(|rings| rings.into_iter().map(Path::Closed).collect())
+            .collect()
+    }
 }
 
 fn block_name(problem: &Problem, part: usize) -> String {
@@ -659,7 +685,10 @@ pub fn export_remnants(
                 b.width().round(),
                 b.height().round()
             );
-            saved(&d, name)
+            Ok(DxfFile {
+                name,
+                bytes: saved(d)?,
+            })
         })
         .collect()
 }

@@ -99,35 +99,44 @@ pub fn remnants(
             continue;
         }
         let sheet = &problem.sheets[layout.sheet];
+        let material = sheet.material();
         let parts = obstacles(problem, layout, options.inside_holes);
+        let grown = grown_parts(&parts);
         let shapes = match options.kind {
-            RemnantKind::CleanCut => clean_cut(sheet, &parts, options),
-            RemnantKind::Rectangular => rectangles(&free_material(sheet, &parts), options),
-            RemnantKind::TrueShape => true_shapes(&free_material(sheet, &parts), options),
+            RemnantKind::CleanCut => clean_cut(&material, &grown, options),
+            RemnantKind::Rectangular => rectangles(&free_material(&material, &grown), options),
+            RemnantKind::TrueShape => true_shapes(&free_material(&material, &grown), options),
         };
-        let mut shapes: Vec<Shape> = shapes.into_iter().map(|s| clamped_to(s, sheet)).collect();
-        shapes.retain(|s| {
-            let ok = clear_of_parts(s, &parts) && within_sheet(s, sheet);
-            if !ok {
-                tracing::warn!(
-                    layout = k,
-                    "a remnant failed the exact check and is left out"
-                );
-            }
-            ok
-        });
-        shapes.sort_by(|a, b| {
-            b.area()
-                .total_cmp(&a.area())
-                .then(a.bbox().min.x.total_cmp(&b.bbox().min.x))
-                .then(a.bbox().min.y.total_cmp(&b.bbox().min.y))
+        let shapes: Vec<Shape> = shapes
+            .into_iter()
+            .map(|s| clamped_to(s, sheet))
+            .filter(|s| {
+                let ok = clear_of_parts(s, &parts) && within_sheet(s, &material);
+                if !ok {
+                    tracing::warn!(
+                        layout = k,
+                        "a remnant failed the exact check and is left out"
+                    );
+                }
+                ok
+            })
+            .collect();
+        // largest first, then by position (deterministic); keys computed once
+        let mut keyed: Vec<(f64, Point, Shape)> = shapes
+            .into_iter()
+            .map(|s| (s.area(), s.bbox().min, s))
+            .collect();
+        keyed.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.x.total_cmp(&b.1.x))
+                .then(a.1.y.total_cmp(&b.1.y))
         });
         let (copies, last_copy_only) = if options.final_sheet_only {
             (1, true)
         } else {
             (layout.multiplicity, false)
         };
-        out.extend(shapes.into_iter().map(|shape| Remnant {
+        out.extend(keyed.into_iter().map(|(_, _, shape)| Remnant {
             layout: k,
             shape,
             copies,
@@ -166,14 +175,6 @@ fn obstacles(problem: &Problem, layout: &SheetLayout, inside_holes: bool) -> Vec
         .collect()
 }
 
-/// The sheet's material: its outline less its defects.
-fn sheet_material(sheet: &SheetSpec) -> Shape {
-    match &sheet.shape {
-        SheetShape::Rectangle { width, height } => Shape::rectangle(*width, *height),
-        SheetShape::Outline(s) => s.clone(),
-    }
-}
-
 /// Each part grown by its clearance.
 fn grown_parts(parts: &[Obstacle]) -> Vec<Shape> {
     parts
@@ -182,9 +183,9 @@ fn grown_parts(parts: &[Obstacle]) -> Vec<Shape> {
         .collect()
 }
 
-/// The sheet's material clear of every part by its clearance.
-fn free_material(sheet: &SheetSpec, parts: &[Obstacle]) -> Vec<Shape> {
-    boolean::difference(&[sheet_material(sheet)], &grown_parts(parts))
+/// The sheet's material clear of every part by its clearance (`grown`: the grown parts).
+fn free_material(material: &Shape, grown: &[Shape]) -> Vec<Shape> {
+    boolean::difference(std::slice::from_ref(material), grown)
 }
 
 fn meets_minimums(s: &Shape, options: &RemnantOptions) -> bool {
@@ -199,15 +200,13 @@ fn rectangle(x0: f64, y0: f64, x1: f64, y1: f64) -> Shape {
 
 /// CleanCut: the sheet beyond one straight cut past the nest (vertical or horizontal), on the
 /// side that leaves the most material meeting the minimums; ties go to +X, -X, +Y, -Y.
-fn clean_cut(sheet: &SheetSpec, parts: &[Obstacle], options: &RemnantOptions) -> Vec<Shape> {
-    let grown = grown_parts(parts);
+fn clean_cut(material: &Shape, grown: &[Shape], options: &RemnantOptions) -> Vec<Shape> {
     let mut nest = BBox::empty();
-    for s in &grown {
+    for s in grown {
         let b = s.bbox();
         nest.include(b.min);
         nest.include(b.max);
     }
-    let material = sheet_material(sheet);
     let whole = material.bbox();
     if nest.min.x > nest.max.x {
         return Vec::new();
@@ -224,11 +223,9 @@ fn clean_cut(sheet: &SheetSpec, parts: &[Obstacle], options: &RemnantOptions) ->
             continue;
         }
         // the material past the cut, less anything a part's clearance still reaches
-        let beyond = boolean::intersection(
-            std::slice::from_ref(&material),
-            &[rectangle(x0, y0, x1, y1)],
-        );
-        let mut pieces = boolean::difference(&beyond, &grown);
+        let beyond =
+            boolean::intersection(std::slice::from_ref(material), &[rectangle(x0, y0, x1, y1)]);
+        let mut pieces = boolean::difference(&beyond, grown);
         pieces.retain(|s| meets_minimums(s, options));
         let area: f64 = pieces.iter().map(Shape::area).sum();
         if area > best.0 {
@@ -287,7 +284,6 @@ fn rectangles(free: &[Shape], options: &RemnantOptions) -> Vec<Shape> {
 /// boundary edge touches the cell and its centre is inside), so any block of free cells is
 /// free material. Rectangles found on it are then grown exactly against the edges.
 struct FreeGrid {
-    origin: Point,
     cell: f64,
     nx: usize,
     ny: usize,
@@ -329,7 +325,6 @@ impl FreeGrid {
         let nx = ((bounds.width() / cell).ceil() as usize).max(1);
         let ny = ((bounds.height() / cell).ceil() as usize).max(1);
         let mut grid = FreeGrid {
-            origin: bounds.min,
             cell,
             nx,
             ny,
@@ -342,18 +337,20 @@ impl FreeGrid {
         Some(grid)
     }
 
+    /// The cells `lo..=hi` that the interval from `from` to `to` meets (with a hair of slack
+    /// either side) on an axis starting at `origin` with `n` cells.
+    fn span(&self, from: f64, to: f64, origin: f64, n: usize) -> (usize, usize) {
+        let cell =
+            |v: f64, slack: f64| ((v - origin) / self.cell + slack).floor().max(0.0) as usize;
+        (cell(from, -1e-9).min(n - 1), cell(to, 1e-9).min(n - 1))
+    }
+
     fn row_span(&self, y0: f64, y1: f64) -> (usize, usize) {
-        let lo = ((y0 - self.origin.y) / self.cell - 1e-9).floor().max(0.0) as usize;
-        let hi =
-            (((y1 - self.origin.y) / self.cell + 1e-9).floor().max(0.0) as usize).min(self.ny - 1);
-        (lo.min(self.ny - 1), hi)
+        self.span(y0, y1, self.bounds.min.y, self.ny)
     }
 
     fn col_span(&self, x0: f64, x1: f64) -> (usize, usize) {
-        let lo = ((x0 - self.origin.x) / self.cell - 1e-9).floor().max(0.0) as usize;
-        let hi =
-            (((x1 - self.origin.x) / self.cell + 1e-9).floor().max(0.0) as usize).min(self.nx - 1);
-        (lo.min(self.nx - 1), hi)
+        self.span(x0, x1, self.bounds.min.x, self.nx)
     }
 
     /// Marks the free cells: per row, the cells no edge touches and whose centre is inside.
@@ -368,7 +365,7 @@ impl FreeGrid {
         let mut touched = vec![false; self.nx];
         let mut crossings = Vec::new();
         for (j, row) in rows.iter().enumerate() {
-            let y0 = self.origin.y + j as f64 * self.cell;
+            let y0 = self.bounds.min.y + j as f64 * self.cell;
             let (y1, mid) = (y0 + self.cell, y0 + 0.5 * self.cell);
             touched.fill(false);
             crossings.clear();
@@ -388,7 +385,7 @@ impl FreeGrid {
             let mut next = 0;
             let row = &mut self.free[j * self.nx..(j + 1) * self.nx];
             for (i, (cell, &hit)) in row.iter_mut().zip(&touched).enumerate() {
-                let cx = self.origin.x + (i as f64 + 0.5) * self.cell;
+                let cx = self.bounds.min.x + (i as f64 + 0.5) * self.cell;
                 while next < crossings.len() && crossings[next] <= cx {
                     inside = !inside;
                     next += 1;
@@ -450,7 +447,7 @@ impl FreeGrid {
     }
 
     fn cells_to_box(&self, c: Cells) -> (f64, f64, f64, f64) {
-        let (o, s) = (self.origin, self.cell);
+        let (o, s) = (self.bounds.min, self.cell);
         (
             o.x + c.i0 as f64 * s,
             o.y + c.j0 as f64 * s,
@@ -547,8 +544,7 @@ fn clear_of_parts(s: &Shape, parts: &[Obstacle]) -> bool {
 /// Every vertex of `s` is inside the outline or on it (within the booleans' snapping), and what
 /// of `s` lies off the sheet's material (outside the outline or on a defect), computed by a
 /// boolean difference apart from how `s` was made, has no area beyond that snapping.
-fn within_sheet(s: &Shape, sheet: &SheetSpec) -> bool {
-    let material = sheet_material(sheet);
+fn within_sheet(s: &Shape, material: &Shape) -> bool {
     let outline = material.outer();
     let near_outline = |p: Point| {
         (0..outline.len()).any(|i| {
@@ -560,7 +556,7 @@ fn within_sheet(s: &Shape, sheet: &SheetSpec) -> bool {
         .iter()
         .all(|&p| point_in_ring(p, outline) || near_outline(p));
     let off_sheet: f64 =
-        boolean::difference(std::slice::from_ref(s), std::slice::from_ref(&material))
+        boolean::difference(std::slice::from_ref(s), std::slice::from_ref(material))
             .iter()
             .map(Shape::area)
             .sum();
@@ -776,16 +772,22 @@ mod tests {
         let mut sheet = SheetSpec::rectangle("u", 300.0, 300.0);
         sheet.shape = SheetShape::Outline(u);
         let bridge = rectangle(50.0, 150.0, 250.0, 250.0);
-        assert!(!within_sheet(&bridge, &sheet));
-        assert!(within_sheet(&rectangle(0.0, 0.0, 300.0, 100.0), &sheet));
-        assert!(within_sheet(&rectangle(0.0, 100.0, 100.0, 300.0), &sheet));
+        assert!(!within_sheet(&bridge, &sheet.material()));
+        assert!(within_sheet(
+            &rectangle(0.0, 0.0, 300.0, 100.0),
+            &sheet.material()
+        ));
+        assert!(within_sheet(
+            &rectangle(0.0, 100.0, 100.0, 300.0),
+            &sheet.material()
+        ));
         // on a rectangular sheet, a remnant past the edge is refused, not clamped
         let plain = SheetSpec::rectangle("r", 300.0, 300.0);
         let past = clamped_to(rectangle(0.0, 0.0, 300.5, 100.0), &plain);
-        assert!(!within_sheet(&past, &plain));
+        assert!(!within_sheet(&past, &plain.material()));
         let snapped = clamped_to(rectangle(-1e-7, 0.0, 300.00000006, 100.0), &plain);
         assert_eq!(snapped.bbox().max.x, 300.0);
-        assert!(within_sheet(&snapped, &plain));
+        assert!(within_sheet(&snapped, &plain.material()));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! sheet. Sheet coordinates have y up; the picture flips them, text stays upright.
 
 use crate::geometry::{BBox, Point, Shape};
-use crate::nest2d::{placed_shapes, Problem, SheetLayout, SheetShape};
+use crate::nest2d::{placed_shapes, Problem, SheetLayout};
 use std::fmt::Write;
 use std::sync::{Arc, OnceLock};
 
@@ -320,10 +320,7 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
             );
         }
         // the sheet
-        let sheet_shape = match &sheet.shape {
-            SheetShape::Rectangle { width, height } => Shape::rectangle(*width, *height),
-            SheetShape::Outline(s) => s.clone(),
-        };
+        let sheet_shape = sheet.material();
         let _ = write!(
             out,
             r##"<path d="{}" fill="#d9d9d9" fill-rule="evenodd" stroke="{}" stroke-opacity="{:.3}" stroke-width="1"/>"##,

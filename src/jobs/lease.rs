@@ -64,6 +64,12 @@ pub(super) async fn complete(
     write_end(ctx, job, Outcome::Completed(record), body).await
 }
 
+/// Ends a job as Completed with nothing to keep but the delivery of `body` (exports). True when
+/// written, as for `complete`.
+pub(super) async fn deliver(ctx: &JobContext, job: &Claimed, body: &str) -> bool {
+    write_end(ctx, job, Outcome::Delivered, body).await
+}
+
 /// Ends a job as Failed, with an Error delivery (in the shape of its kind) when it has a
 /// webhook.
 pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {

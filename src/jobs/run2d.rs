@@ -91,19 +91,24 @@ fn convert(job: &Claimed) -> Result<wire::Converted, String> {
     stored_request(&job.kind, &job.request).map(|(_, converted)| converted)
 }
 
-/// A 2D job's stored request (JSON text), parsed and converted again as at submission, where
-/// it passed: an error here means the stored text was damaged. Blocking work (geometry
-/// import). The exports use it to draw and write a result on the request's geometry.
+/// A 2D job's stored request (JSON text): its Request block, and that block converted again
+/// into the engine's problem. The whole submission (webhook, export settings) was checked when
+/// it was accepted and is not checked again here: an operator's later change (to the webhook
+/// allow-list, say) must not fail a job already accepted; an error here means the stored text
+/// was damaged. Blocking work (geometry import). The exports use it to draw and write a
+/// result on the request's geometry.
 pub fn stored_request(
     kind: &str,
     request: &str,
-) -> Result<(wire::DxfNestingRequest, wire::Converted), String> {
+) -> Result<(wire::Base64NestingRequest, wire::Converted), String> {
     let req: wire::DxfNestingRequest =
         wire::parse_json(request.as_bytes()).map_err(|e| e.to_string())?;
-    let converted = wire::to_submission(&req, geometry_of(kind))
-        .map(|s| s.converted)
+    let r = req
+        .request
+        .ok_or_else(|| "the stored request has no Request".to_string())?;
+    let converted = wire::to_problem(&r, geometry_of(kind), "Request")
         .map_err(|errors| wire::describe(&errors))?;
-    Ok((req, converted))
+    Ok((r, converted))
 }
 
 pub(super) async fn run(ctx: JobContext, job: Claimed) {

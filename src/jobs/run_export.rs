@@ -4,11 +4,11 @@
 //! fenced transaction. A failure delivers the fixed failure body instead (spec: Export
 //! deliveries); asking again for a failed export is allowed and safe.
 
-use super::lease::{complete, end, hold_lease, Ended};
+use super::lease::{deliver, end, hold_lease, Ended};
 use super::{run2d, JobContext};
 use crate::export::{dxf, remnants, render};
 use crate::nest2d::SheetLayout;
-use crate::store::{Claimed, ResultRecord};
+use crate::store::Claimed;
 use crate::wire::{self, exports::ExportFailure, exports::ExportJob, exports::ResponseType};
 use base64::Engine;
 
@@ -72,11 +72,8 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
         Ok(_) => return failed("the nest or its result is gone"),
         Err(e) => return failed(format!("reading the result: {e}")),
     };
-    // one thread: generating is single-threaded blocking work
-    let _thread = tokio::select! {
-        p = ctx.threads.clone().acquire_owned() => p.expect("threads semaphore is never closed"),
-        _ = super::stopped(ctx.shutdown.clone()) => return Ended::HandBack,
-    };
+    // generating is single-threaded blocking work: one thread, which the exports' lane (a few
+    // slots, apart from the nests' thread permits) already accounts for
     let (result_id, settings) = (spec.result_id.clone(), spec.settings.clone());
     let generated =
         tokio::task::spawn_blocking(move || generate(kind, &source, &result_id, settings.as_ref()))
@@ -86,15 +83,8 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
         Ok(Err(e)) => return failed(e),
         Err(e) => return failed(format!("the exporter crashed: {e}")),
     };
-    let id = uuid::Uuid::new_v4().to_string();
-    // the export's body is its own status, report and layout
-    let record = ResultRecord {
-        id: &id,
-        status: &body,
-        report: &body,
-        layout: &body,
-    };
-    if complete(ctx, job, record, &body).await {
+    // the body is the delivery; nothing else is kept
+    if deliver(ctx, job, &body).await {
         tracing::info!(job = %job.id, export = kind.name(), nest = %spec.request_id, "export delivered to the outbox");
     }
     Ended::Finished
@@ -152,13 +142,13 @@ fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
         wire::exports::dxf_options(r.dxf_export_settings.as_ref(), "Request.DXFExportSettings")
             .map_err(|e| wire::describe(&e))?;
     // IncludeRemnantsInExportedNests: the remnants on their own layer
-    let remnant_options = match r.remnant_generation_settings.as_ref() {
-        None | Some(serde_json::Value::Null) => None,
-        Some(block) => Some(
-            wire::exports::remnant_options(Some(block), "Request.RemnantGenerationSettings")
-                .map_err(|e| wire::describe(&e))?,
-        ),
-    }
+    let remnant_options = Some(
+        wire::exports::remnant_options(
+            r.remnant_generation_settings.as_ref(),
+            "Request.RemnantGenerationSettings",
+        )
+        .map_err(|e| wire::describe(&e))?,
+    )
     .filter(|o| o.include_in_nests);
     let remnants = remnant_options
         .as_ref()
@@ -176,7 +166,7 @@ fn dxf_export(source: &Source, result_id: &str) -> Result<String, String> {
     Ok(wire::to_json(&wire::DxfBase64Response {
         result_identity: result_id.into(),
         base64_encoded_response: base64::engine::general_purpose::STANDARD.encode(bytes),
-        dxf_version: options.version_index,
+        dxf_version: dxf::version_index(options.version),
         export_file_type: u32::from(zipped),
         remnants: None,
     }))
@@ -225,7 +215,7 @@ fn remnant_export(source: &Source, result_id: &str) -> Result<String, String> {
     Ok(wire::to_json(&wire::DxfBase64Response {
         result_identity: result_id.into(),
         base64_encoded_response: base64::engine::general_purpose::STANDARD.encode(zip_of(&files)?),
-        dxf_version: dxf_options.version_index,
+        dxf_version: dxf::version_index(dxf_options.version),
         export_file_type: 1,
         remnants: Some(infos),
     }))
@@ -233,8 +223,7 @@ fn remnant_export(source: &Source, result_id: &str) -> Result<String, String> {
 
 /// The PartsExport: each part of the request as a DXF of its own.
 fn parts_export(source: &Source, result_id: &str) -> Result<String, String> {
-    let (req, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
-    let r = req.request.unwrap_or_default();
+    let (r, converted) = run2d::stored_request(&source.nest_kind, &source.request)?;
     let options = wire::exports::part_export_options(
         r.part_export_settings.as_ref(),
         "Request.PartExportSettings",
@@ -243,7 +232,7 @@ fn parts_export(source: &Source, result_id: &str) -> Result<String, String> {
     let files = dxf::export_parts(&converted.problem, &options)?;
     Ok(wire::to_json(&wire::ExportPartsResponse {
         result_identity: result_id.into(),
-        dxf_version: options.version_index,
+        dxf_version: dxf::version_index(options.version),
         parts: files
             .into_iter()
             .map(|(k, f)| wire::ExportedPart {
@@ -355,9 +344,9 @@ fn stored_nest(
     ),
     String,
 > {
-    let (req, converted) = run2d::stored_request(nest_kind, request)?;
+    let (r, converted) = run2d::stored_request(nest_kind, request)?;
     let layout: wire::NestingResultResponse =
         serde_json::from_str(layout_json).map_err(|e| format!("the stored layout: {e}"))?;
     let layouts = wire::results::layouts_of(&layout, &converted.problem)?;
-    Ok((req.request.unwrap_or_default(), converted, layouts))
+    Ok((r, converted, layouts))
 }

@@ -131,6 +131,14 @@ impl SheetSpec {
             }
         }
     }
+    /// The sheet's material as a shape: the rectangle from the origin, or the outline with its
+    /// defects as holes.
+    pub fn material(&self) -> Shape {
+        match &self.shape {
+            SheetShape::Rectangle { width, height } => Shape::rectangle(*width, *height),
+            SheetShape::Outline(s) => s.clone(),
+        }
+    }
     pub fn area(&self) -> f64 {
         match &self.shape {
             SheetShape::Rectangle { width, height } => width * height,

@@ -100,8 +100,14 @@ pub enum Lost {
 
 /// How a job ended.
 pub enum Outcome<'a> {
+    /// Completed with its final result.
     Completed(ResultRecord<'a>),
-    Failed { error: &'a str },
+    /// Completed with nothing to keep but its deliveries (an export: its body is what it
+    /// delivers).
+    Delivered,
+    Failed {
+        error: &'a str,
+    },
 }
 
 impl Store {
@@ -259,6 +265,7 @@ impl Store {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let (state, result, error) = match &outcome {
             Outcome::Completed(r) => ("Completed", Some(r), None),
+            Outcome::Delivered => ("Completed", None, None),
             Outcome::Failed { error } => ("Failed", None, Some(*error)),
         };
         let r = sqlx::query(

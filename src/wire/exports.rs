@@ -371,26 +371,27 @@ pub fn dxf_options(
     let mut e = Errors::default();
     let mut o = DxfOptions::default();
     if let Some(b) = e.block::<DxfSettingsBody>(value, at) {
+        // in the order of their DESIGN 5.1 index (`export::dxf::version_index`)
         let versions = [
-            ("R12", (AcadVersion::R12, 0)),
-            ("R2000", (AcadVersion::R2000, 1)),
-            ("R2004", (AcadVersion::R2004, 2)),
-            ("R2007", (AcadVersion::R2007, 3)),
-            ("R2010", (AcadVersion::R2010, 4)),
-            ("R2013", (AcadVersion::R2013, 5)),
-            ("R2018", (AcadVersion::R2018, 6)),
-            ("~AC1009", (AcadVersion::R12, 0)),
-            ("~AC1015", (AcadVersion::R2000, 1)),
-            ("~AC1018", (AcadVersion::R2004, 2)),
-            ("~AC1021", (AcadVersion::R2007, 3)),
-            ("~AC1024", (AcadVersion::R2010, 4)),
-            ("~AC1027", (AcadVersion::R2013, 5)),
-            ("~AC1032", (AcadVersion::R2018, 6)),
+            ("R12", AcadVersion::R12),
+            ("R2000", AcadVersion::R2000),
+            ("R2004", AcadVersion::R2004),
+            ("R2007", AcadVersion::R2007),
+            ("R2010", AcadVersion::R2010),
+            ("R2013", AcadVersion::R2013),
+            ("R2018", AcadVersion::R2018),
+            ("~AC1009", AcadVersion::R12),
+            ("~AC1015", AcadVersion::R2000),
+            ("~AC1018", AcadVersion::R2004),
+            ("~AC1021", AcadVersion::R2007),
+            ("~AC1024", AcadVersion::R2010),
+            ("~AC1027", AcadVersion::R2013),
+            ("~AC1032", AcadVersion::R2018),
         ];
-        (o.version, o.version_index) = e.pick(
+        o.version = e.pick(
             &format!("{at}.DXFVersion"),
             b.dxf_version.as_deref(),
-            (AcadVersion::R2000, 1),
+            AcadVersion::R2000,
             &versions,
         );
         o.zip = e.pick(
@@ -586,20 +587,13 @@ pub fn remnant_options(
                 ("TrueShape", RemnantKind::TrueShape),
             ],
         );
-        let mut at_least_zero = |name: &str, v: Option<f64>, unit: &str| match v {
-            None => 0.0,
-            Some(x) if x.is_finite() && x >= 0.0 => x,
-            Some(x) => {
-                e.add(
-                    format!("{at}.{name}"),
-                    format!("must be {unit} of 0 or more (got {x})"),
-                );
-                0.0
-            }
-        };
-        o.min_dimension =
-            at_least_zero("MinimumDimensionMM", b.minimum_dimension_mm, "millimetres");
-        o.min_area = at_least_zero("MinimumAreaMM2", b.minimum_area_mm2, "square millimetres");
+        o.min_dimension = b.minimum_dimension_mm.map_or(0.0, |v| {
+            e.non_negative(&format!("{at}.MinimumDimensionMM"), v)
+        });
+        o.min_area = b
+            .minimum_area_mm2
+            .map_or(0.0, |v| e.non_negative(&format!("{at}.MinimumAreaMM2"), v));
+
         o.final_sheet_only = b.final_sheet_only == Some(true);
         o.include_in_nests = b.include_in_nests == Some(true);
         o.inside_holes = b.inside_holes == Some(true);
