@@ -250,3 +250,140 @@ pub fn best_pattern(
         .next()
         .expect("the best pattern comes first")
 }
+
+/// What `best_loaded` found: conflict-free patterns (best first) and an upper bound on the
+/// value of every conflict-free pattern within the loads asked (the optimum's value when the
+/// search ended; 0 when no pattern is possible).
+pub struct ConflictFree {
+    pub patterns: Vec<(f64, Vec<u32>)>,
+    pub upper: f64,
+}
+
+/// The 0/1 knapsack of branch-and-price: each item at most once, the load between `min_load`
+/// and `capacity`, and never both items of a pair in `conflicts` (its "apart" decisions).
+/// Values should be non-negative; items worth 0 are still taken where the load needs them.
+///
+/// Best-first search over tables: the table of the items allowed gives its best patterns and
+/// a bound; while the best pattern holds a conflicting pair (u, v), that subproblem splits in
+/// two, one without u and one without v. The search keeps few conflicts, so few tables are
+/// built; past `max_tables` it stops with the best conflict-free patterns seen and the largest
+/// bound still open (valid for Farley's bound, though not a proof that none prices out).
+/// Up to `k` patterns are returned.
+pub fn best_loaded(
+    values: &[f64],
+    sizes: &[i64],
+    min_load: i64,
+    capacity: i64,
+    conflicts: &[(usize, usize)],
+    k: usize,
+    max_tables: usize,
+) -> ConflictFree {
+    let clashes = |counts: &[u32]| {
+        conflicts
+            .iter()
+            .find(|&&(u, v)| counts[u] > 0 && counts[v] > 0)
+            .copied()
+    };
+    let table = |excluded: &[usize]| loaded_many(values, sizes, excluded, min_load, capacity, k);
+    let mut found: Vec<(f64, Vec<u32>)> = Vec::new();
+    let keep = |found: &mut Vec<(f64, Vec<u32>)>, patterns: &[(f64, Vec<u32>)]| {
+        for (v, counts) in patterns {
+            if clashes(counts).is_none() && !found.iter().any(|(_, c)| c == counts) {
+                found.push((*v, counts.clone()));
+            }
+        }
+    };
+    // open subproblems: (bound, items excluded, the table's patterns, best first)
+    type Subproblem = (f64, Vec<usize>, Vec<(f64, Vec<u32>)>);
+    let mut open: Vec<Subproblem> = Vec::new();
+    let first = table(&[]);
+    keep(&mut found, &first);
+    if let Some(best) = first.first() {
+        open.push((best.0, Vec::new(), first));
+    }
+    let mut tables = 1;
+    let upper = loop {
+        let Some(at) = (0..open.len()).max_by(|&a, &b| open[a].0.total_cmp(&open[b].0)) else {
+            // every subproblem closed: the best conflict-free pattern is the optimum
+            break found.iter().map(|p| p.0).fold(0.0, f64::max);
+        };
+        let (bound, excluded, patterns) = open.swap_remove(at);
+        let Some((u, v)) = clashes(&patterns[0].1) else {
+            break bound; // the best of the most promising subproblem is conflict-free
+        };
+        if tables + 2 > max_tables {
+            break bound;
+        }
+        for e in [u, v] {
+            let mut without = excluded.clone();
+            without.push(e);
+            let t = table(&without);
+            tables += 1;
+            keep(&mut found, &t);
+            if let Some(best) = t.first() {
+                open.push((best.0, without, t));
+            }
+        }
+    };
+    found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    found.truncate(k);
+    ConflictFree {
+        patterns: found,
+        upper,
+    }
+}
+
+/// The 0/1 knapsack with a load between `min_load` and `capacity`, items in `excluded` left
+/// out, by a table of the best value at each exact load: the best pattern at each load in
+/// range, the `k` most valuable (distinct, since their loads differ), best first. Empty when
+/// no load in range can be made.
+fn loaded_many(
+    values: &[f64],
+    sizes: &[i64],
+    excluded: &[usize],
+    min_load: i64,
+    capacity: i64,
+    k: usize,
+) -> Vec<(f64, Vec<u32>)> {
+    let cap = capacity.max(0) as usize;
+    let items: Vec<usize> = (0..values.len())
+        .filter(|&i| sizes[i] > 0 && sizes[i] <= capacity && !excluded.contains(&i))
+        .collect();
+    let words = cap / 64 + 1;
+    let mut best = vec![f64::NEG_INFINITY; cap + 1];
+    best[0] = 0.0;
+    let mut next = best.clone();
+    let mut take = vec![0u64; words * items.len()];
+    for (row, &i) in items.iter().enumerate() {
+        let w = sizes[i] as usize;
+        let v = values[i].max(0.0);
+        next[..w].copy_from_slice(&best[..w]);
+        for ((n, &keep), &from) in next[w..].iter_mut().zip(&best[w..]).zip(&best[..=cap - w]) {
+            *n = keep.max(from + v);
+        }
+        let bits = &mut take[row * words..(row + 1) * words];
+        for (word, (n, b)) in bits.iter_mut().zip(next.chunks(64).zip(best.chunks(64))) {
+            let mut set = 0u64;
+            for (bit, (&n, &b)) in n.iter().zip(b).enumerate() {
+                set |= ((n > b) as u64) << bit;
+            }
+            *word = set;
+        }
+        std::mem::swap(&mut best, &mut next);
+    }
+    let read_back = |mut c: usize| {
+        let mut counts = vec![0u32; values.len()];
+        for (row, &i) in items.iter().enumerate().rev() {
+            if take[row * words + c / 64] >> (c % 64) & 1 == 1 {
+                counts[i] = 1;
+                c -= sizes[i] as usize;
+            }
+        }
+        counts
+    };
+    let lo = min_load.clamp(0, capacity.max(0)) as usize;
+    let mut loads: Vec<usize> = (lo..=cap).filter(|&c| best[c].is_finite()).collect();
+    loads.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(b.cmp(&a)));
+    loads.truncate(k);
+    loads.into_iter().map(|c| (best[c], read_back(c))).collect()
+}

@@ -3,6 +3,7 @@
 //! where the lower bound is met.
 
 pub mod bounds;
+pub mod branch;
 pub mod heuristic;
 pub mod instance;
 pub mod knapsack;

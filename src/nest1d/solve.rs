@@ -6,6 +6,7 @@
 //! A plan whose value meets the bound is proven optimal.
 
 use super::bounds;
+use super::branch;
 use super::heuristic::{decreasing, min_slack, Bar};
 use super::instance::{Instance, MAX_TABLE_BITS};
 use super::knapsack;
@@ -26,6 +27,12 @@ const WENTGES: f64 = 0.8;
 const SMOOTHING: f64 = 0.5;
 /// The most used columns among which a dive after the first picks one at random.
 const DIVE_WIDTH: usize = 3;
+/// The share of the time after the root LP that branch-and-price gets, in slices between the
+/// dives. Measured on the BPPLIB set at 2 s: a quarter proves three more instances than no
+/// tree and loses none of the dives' optima; half loses two Hard28 optima to the dives' time.
+const TREE_SHARE: f64 = 0.25;
+/// The shortest slice of branch-and-price between two dives.
+const MIN_SLICE: Duration = Duration::from_millis(10);
 
 /// Solves `p` within its time limit.
 pub fn solve(p: &Problem) -> Plan {
@@ -227,29 +234,61 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
             }
         }
         // dives until the bound is met or time is up: the first takes the LP's most used
-        // column when nothing is whole, later ones pick among the most used at random
+        // column when nothing is whole, later ones pick among the most used at random. Where
+        // branch-and-price applies, each dive is followed by a slice of its tree (the tree
+        // resumes where it stopped; `TREE_SHARE` of the time), so an instance only the tree
+        // can prove waits for no stagnation test, and the dives keep most of the time
+        let searchable = done
+            && !greedy_only
+            && inst.is_classic()
+            && inst.demand.iter().map(|&d| d as usize).sum::<usize>() <= branch::MAX_ITEMS;
+        let bars_of = |value: f64| (value / inst.cost[0]).round() as u64;
+        let mut tree = searchable.then(|| branch::Tree::new(inst, bars_of(ub), &master.cols));
         let mut round = 0u64;
         while ub > lb + EPS && done && !greedy_only && !deadline.passed() {
-            let Some(bars) = dive(inst, &master, deadline, round, ub) else {
-                tracing::debug!(
+            let dive_start = Instant::now();
+            match dive(inst, &master, deadline, round, ub) {
+                Some(bars) => {
+                    let v = value_of(inst, &bars);
+                    tracing::debug!(
+                        round,
+                        value = v,
+                        seconds = start.elapsed().as_secs_f64(),
+                        "dive"
+                    );
+                    if v < ub - EPS {
+                        (ub, plan) = (v, bars);
+                    }
+                }
+                None => tracing::debug!(
                     round,
                     seconds = start.elapsed().as_secs_f64(),
                     "dive failed"
-                );
-                round += 1;
-                continue;
-            };
-            let v = value_of(inst, &bars);
-            tracing::debug!(
-                round,
-                value = v,
-                seconds = start.elapsed().as_secs_f64(),
-                "dive"
-            );
-            if v < ub - EPS {
-                (ub, plan) = (v, bars);
+                ),
             }
             round += 1;
+            let Some(tree) = tree.as_mut().filter(|_| ub > lb + EPS) else {
+                continue;
+            };
+            tree.lower_incumbent(bars_of(ub));
+            let slice = dive_start
+                .elapsed()
+                .mul_f64(TREE_SHARE / (1.0 - TREE_SHARE))
+                .max(MIN_SLICE);
+            let slice = deadline.sooner(Instant::now() + slice);
+            let exhausted = tree.run(&|| slice.passed());
+            if let Some(bars) = tree.take_improved() {
+                ub = value_of(inst, &bars);
+                plan = bars;
+            }
+            if exhausted {
+                tracing::debug!(
+                    nodes = tree.nodes,
+                    seconds = start.elapsed().as_secs_f64(),
+                    "branch-and-price: tree exhausted"
+                );
+                lb = ub;
+            }
         }
     }
     Outcome {
