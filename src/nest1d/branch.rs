@@ -18,7 +18,7 @@
 //! that respect its decisions.
 
 use super::heuristic::Bar;
-use super::instance::Instance;
+use super::instance::{Instance, MAX_TABLE_BITS};
 use super::knapsack;
 use super::master::{Column, Master};
 use std::collections::{HashMap, HashSet};
@@ -38,7 +38,19 @@ const MAX_TWINS_APART: usize = 12;
 /// Pool columns per row a node's LP starts with (see `Tree::master_of`).
 const START_COLUMNS_PER_ROW: usize = 4;
 /// Tolerance for reading the LP's values as whole numbers.
-const WHOLE: f64 = 1e-6;
+/// (Wider than the demands' perturbation, 1e-6 a row, whose sums show in the values.)
+const WHOLE: f64 = 1e-4;
+/// Slack of a bound before it is rounded up (floating point of the LP).
+const BOUND_SLACK: f64 = 1e-6;
+
+/// True when the tree may take `inst` on: classic, at most `MAX_ITEMS` pieces, and a pricing
+/// table over single pieces within the size the type-level pricing allows.
+pub fn applies(inst: &Instance) -> bool {
+    let items: u64 = inst.demand.iter().map(|&d| d as u64).sum();
+    inst.is_classic()
+        && items <= MAX_ITEMS as u64
+        && items * (inst.capacity[0].max(0) as u64 + 64) <= MAX_TABLE_BITS
+}
 
 /// Runs the search on `inst` (which must be classic) with an incumbent of `incumbent` bars,
 /// starting from the type-level `columns`, until `stop` says so or the tree is exhausted.
@@ -385,7 +397,10 @@ impl<'a> Tree<'a> {
             // has changed since (its LP then admits fewer patterns: it starts again)
             let (node, rows, mut master, before) = match self.pending.take() {
                 Some(p) if p.min_load == self.min_load() => (p.node, p.rows, p.master, p.before),
-                Some(p) => self.start(p.node),
+                Some(p) => {
+                    self.keep_new_columns(&p.master, p.before, &p.rows);
+                    self.start(p.node)
+                }
                 None => match self.open.pop() {
                     Some(node) => self.start(node),
                     None => return true,
@@ -479,7 +494,7 @@ impl<'a> Tree<'a> {
 
     /// True when a bound rounded up leaves no room below the incumbent.
     fn prunes(&self, bound: f64) -> bool {
-        (bound - WHOLE).ceil() >= self.best as f64
+        (bound - BOUND_SLACK).ceil() >= self.best as f64
     }
 
     /// The node's master: one row per group, its start basis the groups alone, and the pool's
@@ -581,30 +596,40 @@ impl<'a> Tree<'a> {
                 master.add_and_enter(rows.column(counts));
                 continue;
             }
-            let priced = knapsack::best_loaded(
-                &values,
-                &rows.size,
-                min_load,
-                cap,
-                &rows.conflicts,
-                PATTERNS_PER_PRICING,
-                MAX_TABLES,
-            );
-            farley = farley.max(master.value_of_duals(&y) / priced.upper.max(1.0));
-            if self.prunes(farley) {
-                return Lp::Pruned;
-            }
+            // the exact pricing; a search that ran out of tables before it could prove that
+            // nothing prices out is run again with twice as many (the LP is not optimal
+            // until it is done, and only an optimal LP may close a node)
+            let mut tables = MAX_TABLES;
+            let priced = loop {
+                let priced = knapsack::best_loaded(
+                    &values,
+                    &rows.size,
+                    min_load,
+                    cap,
+                    &rows.conflicts,
+                    PATTERNS_PER_PRICING,
+                    tables,
+                    stop,
+                );
+                farley = farley.max(master.value_of_duals(&y) / priced.upper.max(1.0));
+                if self.prunes(farley) {
+                    return Lp::Pruned;
+                }
+                let prices_out = priced.patterns.iter().any(|(_, c)| reduced(c) < -1e-9);
+                if priced.complete || prices_out {
+                    break priced;
+                }
+                if stop() {
+                    return Lp::Stopped;
+                }
+                tables *= 2;
+            };
             let mut entering = priced
                 .patterns
                 .into_iter()
                 .filter(|(_, c)| reduced(c) < -1e-9)
                 .map(|(_, c)| rows.column(c));
             let Some(first) = entering.next() else {
-                if priced.upper > 1.0 + 1e-9 {
-                    // the table search stopped before it could prove that nothing prices out
-                    // and found nothing that does: only Farley's bound holds
-                    return Lp::Optimal(farley);
-                }
                 let bound = master.dual_bound().max(farley);
                 return if self.prunes(bound) {
                     Lp::Pruned

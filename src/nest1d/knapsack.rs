@@ -257,6 +257,8 @@ pub fn best_pattern(
 pub struct ConflictFree {
     pub patterns: Vec<(f64, Vec<u32>)>,
     pub upper: f64,
+    /// True when the search ended: `upper` is then the optimum's value.
+    pub complete: bool,
 }
 
 /// The 0/1 knapsack of branch-and-price: each item at most once, the load between `min_load`
@@ -265,10 +267,11 @@ pub struct ConflictFree {
 ///
 /// Best-first search over tables: the table of the items allowed gives its best patterns and
 /// a bound; while the best pattern holds a conflicting pair (u, v), that subproblem splits in
-/// two, one without u and one without v. The search keeps few conflicts, so few tables are
-/// built; past `max_tables` it stops with the best conflict-free patterns seen and the largest
-/// bound still open (valid for Farley's bound, though not a proof that none prices out).
-/// Up to `k` patterns are returned.
+/// two disjoint halves, one without u and one with u and without all its partners. Past
+/// `max_tables` it stops with the best conflict-free patterns seen and the largest
+/// bound still open (valid for Farley's bound, though not a proof that none prices out); it
+/// also stops between two tables when `stop` says so. Up to `k` patterns are returned.
+#[allow(clippy::too_many_arguments)]
 pub fn best_loaded(
     values: &[f64],
     sizes: &[i64],
@@ -277,6 +280,7 @@ pub fn best_loaded(
     conflicts: &[(usize, usize)],
     k: usize,
     max_tables: usize,
+    stop: &dyn Fn() -> bool,
 ) -> ConflictFree {
     let clashes = |counts: &[u32]| {
         conflicts
@@ -284,7 +288,26 @@ pub fn best_loaded(
             .find(|&&(u, v)| counts[u] > 0 && counts[v] > 0)
             .copied()
     };
-    let table = |excluded: &[usize]| loaded_many(values, sizes, excluded, min_load, capacity, k);
+    // a subproblem: items left out, and items forced in (with their conflicting partners
+    // left out); its table covers the rest, with the room the forced items leave
+    let table = |excluded: &[usize], forced: &[usize]| {
+        let load: i64 = forced.iter().map(|&i| sizes[i]).sum();
+        if load > capacity {
+            return Vec::new();
+        }
+        let worth: f64 = forced.iter().map(|&i| values[i].max(0.0)).sum();
+        let mut out_too = excluded.to_vec();
+        out_too.extend_from_slice(forced);
+        let mut patterns =
+            loaded_many(values, sizes, &out_too, min_load - load, capacity - load, k);
+        for (v, counts) in &mut patterns {
+            *v += worth;
+            for &i in forced {
+                counts[i] = 1;
+            }
+        }
+        patterns
+    };
     let mut found: Vec<(f64, Vec<u32>)> = Vec::new();
     let keep = |found: &mut Vec<(f64, Vec<u32>)>, patterns: &[(f64, Vec<u32>)]| {
         for (v, counts) in patterns {
@@ -293,35 +316,45 @@ pub fn best_loaded(
             }
         }
     };
-    // open subproblems: (bound, items excluded, the table's patterns, best first)
-    type Subproblem = (f64, Vec<usize>, Vec<(f64, Vec<u32>)>);
+    // open subproblems: (bound, excluded, forced, the table's patterns, best first)
+    type Subproblem = (f64, Vec<usize>, Vec<usize>, Vec<(f64, Vec<u32>)>);
     let mut open: Vec<Subproblem> = Vec::new();
-    let first = table(&[]);
+    let first = table(&[], &[]);
     keep(&mut found, &first);
     if let Some(best) = first.first() {
-        open.push((best.0, Vec::new(), first));
+        open.push((best.0, Vec::new(), Vec::new(), first));
     }
     let mut tables = 1;
-    let upper = loop {
+    let (upper, complete) = loop {
         let Some(at) = (0..open.len()).max_by(|&a, &b| open[a].0.total_cmp(&open[b].0)) else {
             // every subproblem closed: the best conflict-free pattern is the optimum
-            break found.iter().map(|p| p.0).fold(0.0, f64::max);
+            break (found.iter().map(|p| p.0).fold(0.0, f64::max), true);
         };
-        let (bound, excluded, patterns) = open.swap_remove(at);
-        let Some((u, v)) = clashes(&patterns[0].1) else {
-            break bound; // the best of the most promising subproblem is conflict-free
+        let (bound, excluded, forced, patterns) = open.swap_remove(at);
+        let Some((u, _)) = clashes(&patterns[0].1) else {
+            // the best of the most promising subproblem is conflict-free
+            break (bound, true);
         };
-        if tables + 2 > max_tables {
-            break bound;
+        if tables + 2 > max_tables || stop() {
+            break (bound, false);
         }
-        for e in [u, v] {
-            let mut without = excluded.clone();
-            without.push(e);
-            let t = table(&without);
+        // split in two disjoint halves: without u, and with u (and without its partners)
+        let mut without = excluded.clone();
+        without.push(u);
+        let mut with = forced.clone();
+        with.push(u);
+        let mut partners = excluded;
+        partners.extend(
+            conflicts
+                .iter()
+                .filter_map(|&(a, b)| (a == u).then_some(b).or((b == u).then_some(a))),
+        );
+        for (excluded, forced) in [(without, forced), (partners, with)] {
+            let t = table(&excluded, &forced);
             tables += 1;
             keep(&mut found, &t);
             if let Some(best) = t.first() {
-                open.push((best.0, without, t));
+                open.push((best.0, excluded, forced, t));
             }
         }
     };
@@ -330,6 +363,7 @@ pub fn best_loaded(
     ConflictFree {
         patterns: found,
         upper,
+        complete,
     }
 }
 
@@ -345,6 +379,9 @@ fn loaded_many(
     capacity: i64,
     k: usize,
 ) -> Vec<(f64, Vec<u32>)> {
+    if min_load > capacity {
+        return Vec::new();
+    }
     let cap = capacity.max(0) as usize;
     let items: Vec<usize> = (0..values.len())
         .filter(|&i| sizes[i] > 0 && sizes[i] <= capacity && !excluded.contains(&i))
@@ -386,4 +423,95 @@ fn loaded_many(
     loads.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(b.cmp(&a)));
     loads.truncate(k);
     loads.into_iter().map(|c| (best[c], read_back(c))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `best_loaded` against every subset: its patterns keep the loads and the conflicts, its
+    /// bound is never below the true optimum, and when it says it is complete the bound is the
+    /// optimum and its first pattern reaches it; with one table it may stop, and says so.
+    #[test]
+    fn the_loaded_knapsack_with_conflicts_matches_every_subset() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut stopped_early = 0;
+        for _ in 0..300 {
+            let n = 3 + random(9) as usize;
+            let capacity = 20 + random(80) as i64;
+            let sizes: Vec<i64> = (0..n)
+                .map(|_| 3 + random(capacity as u64 / 2) as i64)
+                .collect();
+            let values: Vec<f64> = (0..n).map(|_| random(100) as f64 / 37.0).collect();
+            let conflicts: Vec<(usize, usize)> = (0..random(6))
+                .map(|_| (random(n as u64) as usize, random(n as u64) as usize))
+                .filter(|(u, v)| u != v)
+                .collect();
+            let min_load = capacity - random(capacity as u64 / 2 + 1) as i64;
+            let ok = |mask: usize| {
+                let load: i64 = (0..n)
+                    .filter(|&i| mask >> i & 1 == 1)
+                    .map(|i| sizes[i])
+                    .sum();
+                load >= min_load
+                    && load <= capacity
+                    && conflicts
+                        .iter()
+                        .all(|&(u, v)| mask >> u & 1 == 0 || mask >> v & 1 == 0)
+            };
+            let value = |mask: usize| -> f64 {
+                (0..n)
+                    .filter(|&i| mask >> i & 1 == 1)
+                    .map(|i| values[i])
+                    .sum()
+            };
+            let optimum = (0..1usize << n)
+                .filter(|&m| ok(m))
+                .map(value)
+                .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.max(v))));
+            for tables in [1, 1000] {
+                let r = best_loaded(
+                    &values,
+                    &sizes,
+                    min_load,
+                    capacity,
+                    &conflicts,
+                    5,
+                    tables,
+                    &|| false,
+                );
+                for (v, counts) in &r.patterns {
+                    let mask = counts
+                        .iter()
+                        .enumerate()
+                        .fold(0, |m, (i, &c)| m | (c as usize) << i);
+                    assert!(ok(mask), "{counts:?} breaks the loads or conflicts");
+                    assert!((value(mask) - v).abs() < 1e-9);
+                }
+                match optimum {
+                    None => assert!(r.patterns.is_empty()),
+                    Some(best) => {
+                        assert!(r.upper >= best - 1e-9, "bound {} below {best}", r.upper);
+                        if r.complete {
+                            assert!((r.upper - best).abs() < 1e-9);
+                            assert!((r.patterns[0].0 - best).abs() < 1e-9);
+                        }
+                    }
+                }
+                if tables == 1 && !r.complete {
+                    stopped_early += 1;
+                }
+                if tables == 1000 {
+                    assert!(r.complete);
+                }
+            }
+        }
+        assert!(stopped_early > 0, "the table limit was never met");
+    }
 }
