@@ -543,13 +543,15 @@ impl<'a> Tree<'a> {
                 .all(|&(u, v)| !(self.mark[u] == self.stamp && self.mark[v] == self.stamp));
             let load: i64 = touched.iter().map(|&r| rows.size[r]).sum();
             let fits = whole_groups && respects_apart && touched.len() > 1 && load >= min_load;
-            let mut counts = vec![0u32; g];
             for &r in &touched {
-                counts[r] = 1;
                 group_count[r] = 0;
             }
             if !fits {
                 continue 'sets;
+            }
+            let mut counts = vec![0u32; g];
+            for &r in &touched {
+                counts[r] = 1;
             }
             let worth = node
                 .hint

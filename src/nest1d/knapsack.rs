@@ -45,26 +45,21 @@ pub fn bounded_many(
         }
     }
     let words = cap / 64 + 1;
-    // two rows, the previous chunk's and this one's: written this way (no branch, no
-    // dependence between cells) the compiler vectorizes the inner loops
+    // two rows, the previous chunk's and this one's (see `table_row`)
     let mut best = vec![0.0f64; cap + 1];
     let mut next = vec![0.0f64; cap + 1];
     let mut take = vec![0u64; words * chunks.len()];
     for (k, ch) in chunks.iter().enumerate() {
         let w = ch.size as usize;
         let v = ch.value;
-        next[..w].copy_from_slice(&best[..w]);
-        for ((n, &keep), &from) in next[w..].iter_mut().zip(&best[w..]).zip(&best[..=cap - w]) {
-            *n = keep.max(from + v);
-        }
-        let row = &mut take[k * words..(k + 1) * words];
-        for (word, (n, b)) in row.iter_mut().zip(next.chunks(64).zip(best.chunks(64))) {
-            let mut bits = 0u64;
-            for (bit, (&n, &b)) in n.iter().zip(b).enumerate() {
-                bits |= ((n > b + 1e-12) as u64) << bit;
-            }
-            *word = bits;
-        }
+        table_row(
+            &best,
+            &mut next,
+            w,
+            v,
+            1e-12,
+            &mut take[k * words..(k + 1) * words],
+        );
         std::mem::swap(&mut best, &mut next);
     }
     let read_back = |mut c: usize| {
@@ -89,6 +84,25 @@ pub fn bounded_many(
         }
     }
     out
+}
+
+/// One step of a knapsack table: `next` is `best` with one more item of size `w` and value
+/// `v` allowed, and `taken` gets a bit per load where taking it gained more than `margin`
+/// (what the read-back follows). Written without branches or dependences between cells, so
+/// the compiler vectorizes it.
+fn table_row(best: &[f64], next: &mut [f64], w: usize, v: f64, margin: f64, taken: &mut [u64]) {
+    let cap = best.len() - 1;
+    next[..w].copy_from_slice(&best[..w]);
+    for ((n, &keep), &from) in next[w..].iter_mut().zip(&best[w..]).zip(&best[..=cap - w]) {
+        *n = keep.max(from + v);
+    }
+    for (word, (n, b)) in taken.iter_mut().zip(next.chunks(64).zip(best.chunks(64))) {
+        let mut bits = 0u64;
+        for (bit, (&n, &b)) in n.iter().zip(b).enumerate() {
+            bits |= ((n > b + margin) as u64) << bit;
+        }
+        *word = bits;
+    }
 }
 
 /// Bits the table of `bounded_many` would take.
@@ -394,18 +408,14 @@ fn loaded_many(
     for (row, &i) in items.iter().enumerate() {
         let w = sizes[i] as usize;
         let v = values[i].max(0.0);
-        next[..w].copy_from_slice(&best[..w]);
-        for ((n, &keep), &from) in next[w..].iter_mut().zip(&best[w..]).zip(&best[..=cap - w]) {
-            *n = keep.max(from + v);
-        }
-        let bits = &mut take[row * words..(row + 1) * words];
-        for (word, (n, b)) in bits.iter_mut().zip(next.chunks(64).zip(best.chunks(64))) {
-            let mut set = 0u64;
-            for (bit, (&n, &b)) in n.iter().zip(b).enumerate() {
-                set |= ((n > b) as u64) << bit;
-            }
-            *word = set;
-        }
+        table_row(
+            &best,
+            &mut next,
+            w,
+            v,
+            0.0,
+            &mut take[row * words..(row + 1) * words],
+        );
         std::mem::swap(&mut best, &mut next);
     }
     let read_back = |mut c: usize| {

@@ -238,7 +238,8 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
         // branch-and-price applies, each dive is followed by a slice of its tree (the tree
         // resumes where it stopped; `TREE_SHARE` of the time), so an instance only the tree
         // can prove waits for no stagnation test, and the dives keep most of the time
-        let searchable = done && !greedy_only && inst.is_classic() && branch::applies(inst);
+        // (an instance closed at the root, most of them, builds no tree)
+        let searchable = done && !greedy_only && ub > lb + EPS && branch::applies(inst);
         let bars_of = |value: f64| (value / inst.cost[0]).round() as u64;
         let mut tree = searchable.then(|| branch::Tree::new(inst, bars_of(ub), &master.cols));
         let mut round = 0u64;
