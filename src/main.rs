@@ -155,6 +155,31 @@ enum BenchCmd {
         #[arg(long)]
         compute: Option<String>,
     },
+    /// Multi-sheet nesting (jagua-rs JSON with a `sheets` list): sheets used against the area
+    /// bound, sheet equivalents, utilisation of every sheet but the last; layouts written and
+    /// checked.
+    Sheets {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, default_value_t = 60.0)]
+        time: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads per instance (0: all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: u32,
+        /// Stop after this many local-search rounds per thread (deterministic runs).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// None, Low, Medium or High: how strongly identical sheet layouts are preferred.
+        #[arg(long, default_value = "None")]
+        repeat: String,
+        #[arg(long)]
+        out: PathBuf,
+        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
+    },
     /// BPPLIB cutting-stock instances: with DIR/optima.csv, a table per class of how often the
     /// optimum is reached and proven, and how fast.
     Bpp {
@@ -322,6 +347,30 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Cmd::Bench {
             which:
+                BenchCmd::Sheets {
+                    files,
+                    time,
+                    seed,
+                    threads,
+                    iterations,
+                    repeat,
+                    out,
+                    compute,
+                },
+        } => bench_sheets(
+            &files,
+            SheetsBenchArgs {
+                time,
+                seed,
+                threads,
+                iterations,
+                repeat: &repeat,
+                compute: compute.as_deref(),
+            },
+            &out,
+        ),
+        Cmd::Bench {
+            which:
                 BenchCmd::Bpp {
                     dir,
                     time,
@@ -437,6 +486,84 @@ fn bench_esicup(
             "",
             densities.iter().sum::<f64>() / densities.len() as f64
         );
+    }
+    if failed {
+        anyhow::bail!("some layouts failed the exact check");
+    }
+    Ok(())
+}
+
+struct SheetsBenchArgs<'a> {
+    time: f64,
+    seed: u64,
+    threads: u32,
+    iterations: Option<u64>,
+    repeat: &'a str,
+    compute: Option<&'a str>,
+}
+
+fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<()> {
+    use kerf::bench::sheets;
+    std::fs::create_dir_all(out)?;
+    let eval = kerf::cli::choose_compute(a.compute)?;
+    let repeat = kerf::nest2d::RepeatPreference::parse(a.repeat).ok_or_else(|| {
+        anyhow::anyhow!("--repeat '{}': allowed None, Low, Medium, High", a.repeat)
+    })?;
+    println!("compute: {}", eval.name());
+    println!(
+        "{:<18} {:>5} {:>6} {:>7} {:>8} {:>8}  {:<40}  check",
+        "instance",
+        "parts",
+        "sheets",
+        "bound",
+        "sheet_eq",
+        "seconds",
+        "utilisation% of all but the last"
+    );
+    let mut failed = false;
+    for f in files {
+        let inst = sheets::load(f)?;
+        let settings = kerf::nest2d::Settings {
+            max_run_time_s: a.time,
+            seed: a.seed,
+            max_cpu: a.threads,
+            max_iterations: a.iterations,
+            repeat,
+            ..Default::default()
+        };
+        let o = sheets::run(&inst, settings, eval.as_ref())?;
+        let check = match &o.verified {
+            Ok(()) if o.placed == o.parts => "verified".to_string(),
+            Ok(()) => {
+                failed = true;
+                format!("FAILED: {} of {} parts placed", o.placed, o.parts)
+            }
+            Err(e) => {
+                failed = true;
+                format!("FAILED: {e}")
+            }
+        };
+        let utils: Vec<String> = o
+            .full_sheet_utilisation
+            .iter()
+            .map(|u| format!("{u:.0}"))
+            .collect();
+        println!(
+            "{:<18} {:>5} {:>6} {:>7.2} {:>8.2} {:>8.1}  {:<40}  {}",
+            inst.name,
+            o.parts,
+            o.solution.sheets_used,
+            o.area_bound,
+            o.solution.sheet_equivalents,
+            o.seconds,
+            utils.join(" "),
+            check
+        );
+        std::fs::write(
+            out.join(format!("{}.json", inst.name)),
+            serde_json::to_string_pretty(&o.solution)?,
+        )?;
+        std::fs::write(out.join(format!("{}.svg", inst.name)), &o.svg)?;
     }
     if failed {
         anyhow::bail!("some layouts failed the exact check");

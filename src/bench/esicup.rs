@@ -55,7 +55,13 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<Instance> {
         std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let inst: Instance = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: not a jagua-rs instance ({e})", path.display()))?;
-    for it in &inst.items {
+    check_items(path, &inst.items)?;
+    Ok(inst)
+}
+
+/// Every item must be a simple polygon with three vertices or more.
+pub fn check_items(path: &std::path::Path, items: &[Item]) -> anyhow::Result<()> {
+    for it in items {
         if it.shape.kind != "simple_polygon" || it.shape.data.len() < 3 {
             anyhow::bail!(
                 "{}: item {}: only simple_polygon shapes with 3+ vertices are supported",
@@ -64,20 +70,27 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<Instance> {
             );
         }
     }
-    Ok(inst)
+    Ok(())
 }
 
-pub fn problem(inst: &Instance, settings: Settings) -> Problem {
-    let parts: Vec<PartSpec> = inst
-        .items
+/// An item's polygon, read from the instance alone.
+pub fn item_geometry(it: &Item) -> PartGeometry {
+    PartGeometry::single(Shape::new(
+        it.shape
+            .data
+            .iter()
+            .map(|p| Point::new(p[0], p[1]))
+            .collect(),
+        vec![],
+    ))
+}
+
+/// The instance's items as parts: their demand, and their allowed orientations (any angle in
+/// steps of `FREE_ROTATION_STEP` where none are listed).
+pub fn parts(items: &[Item]) -> Vec<PartSpec> {
+    items
         .iter()
         .map(|it| {
-            let pts: Vec<Point> = it
-                .shape
-                .data
-                .iter()
-                .map(|p| Point::new(p[0], p[1]))
-                .collect();
             let rotations = match &it.allowed_orientations {
                 Some(v) if !v.is_empty() => v.clone(),
                 _ => (0..(360.0 / FREE_ROTATION_STEP) as u32)
@@ -86,14 +99,14 @@ pub fn problem(inst: &Instance, settings: Settings) -> Problem {
             };
             PartSpec {
                 rotations,
-                ..PartSpec::new(
-                    &it.id.to_string(),
-                    PartGeometry::single(Shape::new(pts, vec![])),
-                    it.demand,
-                )
+                ..PartSpec::new(&it.id.to_string(), item_geometry(it), it.demand)
             }
         })
-        .collect();
+        .collect()
+}
+
+pub fn problem(inst: &Instance, settings: Settings) -> Problem {
+    let parts = parts(&inst.items);
     // A strip long enough for the first-fit construction at a density of a third, plus the
     // longest part: far more than any layout needs, without inflating the raster grid.
     let total_area: f64 = parts
@@ -197,40 +210,12 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
 /// checks the layout exactly: every demanded item placed, none overlapping, all inside the strip
 /// of the stated used length, and the density recomputed.
 pub fn check_solution(inst: &Instance, sol: &Solution) -> Result<(), String> {
-    use crate::nest2d::verify::{placed_geometry, verify_sheet, PlacedShape};
+    use crate::nest2d::verify::verify_sheet;
     let demand: u32 = inst.items.iter().map(|i| i.demand).sum();
     if sol.placements.len() as u32 != demand {
         return Err(format!("{} of {demand} items placed", sol.placements.len()));
     }
-    let mut shapes = Vec::new();
-    for (k, p) in sol.placements.iter().enumerate() {
-        let it = inst
-            .items
-            .iter()
-            .find(|i| i.id == p.item_id)
-            .ok_or(format!("unknown item {}", p.item_id))?;
-        if let Some(allowed) = &it.allowed_orientations {
-            if !allowed.iter().any(|a| (a - p.rotation).abs() < 1e-9) {
-                return Err(format!(
-                    "item {} rotated {} degrees, not allowed",
-                    p.item_id, p.rotation
-                ));
-            }
-        }
-        let g = PartGeometry::single(Shape::new(
-            it.shape
-                .data
-                .iter()
-                .map(|q| Point::new(q[0], q[1]))
-                .collect(),
-            vec![],
-        ));
-        shapes.push(PlacedShape {
-            label: format!("item {} (placement {k})", p.item_id),
-            geometry: placed_geometry(&g, p.mirrored, p.rotation, p.x, p.y),
-            spacing: 0.0,
-        });
-    }
+    let shapes = placed_items(&inst.items, &sol.placements)?;
     let strip = SheetSpec::rectangle("strip", sol.used_length, inst.strip_height);
     let v = verify_sheet(&strip, &shapes);
     if let Some(first) = v.first() {
@@ -245,4 +230,36 @@ pub fn check_solution(inst: &Instance, sol: &Solution) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Every placement rebuilt from the instance's items alone (as an outside reader would): the
+/// item's polygon, mirrored, rotated (an allowed orientation) and translated as written.
+pub fn placed_items(
+    items: &[Item],
+    placements: &[SolutionPlacement],
+) -> Result<Vec<crate::nest2d::verify::PlacedShape>, String> {
+    use crate::nest2d::verify::{placed_geometry, PlacedShape};
+    placements
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let it = items
+                .iter()
+                .find(|i| i.id == p.item_id)
+                .ok_or(format!("unknown item {}", p.item_id))?;
+            if let Some(allowed) = &it.allowed_orientations {
+                if !allowed.iter().any(|a| (a - p.rotation).abs() < 1e-9) {
+                    return Err(format!(
+                        "item {} rotated {} degrees, not allowed",
+                        p.item_id, p.rotation
+                    ));
+                }
+            }
+            Ok(PlacedShape {
+                label: format!("item {} (placement {k})", p.item_id),
+                geometry: placed_geometry(&item_geometry(it), p.mirrored, p.rotation, p.x, p.y),
+                spacing: 0.0,
+            })
+        })
+        .collect()
 }

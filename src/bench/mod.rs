@@ -4,3 +4,4 @@ pub mod bpp;
 pub mod esicup;
 pub mod exports;
 pub mod kernels;
+pub mod sheets;

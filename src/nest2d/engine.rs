@@ -6,6 +6,7 @@ use super::frame::Frame;
 use super::model::*;
 use super::raster::{blocked_cells, rasterize};
 use super::search::{fill, Budget, Compactor, Oriented, Pose, SheetArea};
+use super::sheets::{SheetSearch, SEARCH_RESOLUTION, SEARCH_SHARE};
 use super::verify::{nesting_geometry, part_spacing, placed_geometry, verify_sheet, PlacedShape};
 use crate::geometry::{Affine, Point};
 use kerf_kernels::Evaluator;
@@ -27,20 +28,27 @@ pub use crate::cancel::CancelHandle;
 
 /// One unit of demand.
 #[derive(Clone, Copy, Debug)]
-struct Item {
-    part: usize,
-    instance: u32,
-    is_filler: bool,
+pub(super) struct Item {
+    pub(super) part: usize,
+    pub(super) instance: u32,
+    pub(super) is_filler: bool,
+}
+
+impl Item {
+    /// The same copy of the same part.
+    pub(super) fn same_unit(&self, other: &Item) -> bool {
+        self.part == other.part && self.instance == other.instance
+    }
 }
 
 /// Every part's orientations rasterized at one cell size.
-type Table = Arc<Vec<Vec<Oriented>>>;
+pub(super) type Table = Arc<Vec<Vec<Oriented>>>;
 
 /// A raster resolution: cell size, orientation table, and the grid margin it needs.
-struct Resolution {
-    cell: f64,
-    table: Table,
-    margin: i32,
+pub(super) struct Resolution {
+    pub(super) cell: f64,
+    pub(super) table: Table,
+    pub(super) margin: i32,
 }
 
 fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
@@ -64,15 +72,15 @@ fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
 
 /// A sheet as filled by the engine (before grouping).
 #[derive(Clone, Debug)]
-struct FilledSheet {
-    sheet: usize,
-    frame: Frame,
-    area: SheetArea,
+pub(super) struct FilledSheet {
+    pub(super) sheet: usize,
+    pub(super) frame: Frame,
+    pub(super) area: SheetArea,
     /// The orientation table (resolution) that `placed` refers to.
-    table: Table,
-    placed: Vec<(Item, Pose)>,
+    pub(super) table: Table,
+    pub(super) placed: Vec<(Item, Pose)>,
     /// Exact offsets (canonical mm) from the final slide, by index into `placed`; missing = 0.
-    nudges: Vec<Point>,
+    pub(super) nudges: Vec<Point>,
 }
 
 impl FilledSheet {
@@ -80,8 +88,18 @@ impl FilledSheet {
         self.nudges.get(k).copied().unwrap_or_default()
     }
 
+    /// The sheet's grid with every placed raster on it.
+    pub(super) fn occupancy(&self) -> kerf_kernels::Occupancy {
+        let mut occ = self.area.new_occupancy();
+        let m = self.area.margin;
+        for (it, p) in &self.placed {
+            occ.place(&self.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
+        }
+        occ
+    }
+
     /// Extent of the parts along the fill direction, from the sheet's start (exact, nudges included).
-    fn used_length(&self) -> f64 {
+    pub(super) fn used_length(&self) -> f64 {
         self.placed
             .iter()
             .enumerate()
@@ -110,6 +128,38 @@ pub fn nest(
         build_result(problem, filled, unplaced, start, &engine_name)
     };
 
+    // several sheets: rebuild them one by one, each dense, and empty the last into the others;
+    // the last sheet's compaction below gets what time that leaves
+    if filled.len() > 1 {
+        let search = SheetSearch {
+            problem,
+            eval,
+            cancel,
+            threads: search_threads(s),
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        let until = Instant::now() + left.mul_f64(SEARCH_SHARE);
+        let factor = if s.cells_per_part * SEARCH_RESOLUTION >= 8.0 {
+            SEARCH_RESOLUTION
+        } else {
+            1.0
+        };
+        let res = resolution(problem, s.cells_per_part * factor);
+        if let Some(better) = search.improve(&filled, &res, until) {
+            filled = better;
+            on_interim(&result_of(&filled, &unplaced));
+        }
+    }
+
+    if let (Objective::MinimiseCost, Some(last)) = (s.objective, filled.last()) {
+        let res = Resolution {
+            cell: last.area.cell,
+            table: last.table.clone(),
+            margin: last.area.margin,
+        };
+        smaller_last_sheet(SheetOpener::new(problem, &res), eval, &mut filled, deadline);
+    }
+
     // compact the last sheet: shortest used length, refined from coarse to fine rasters
     if let Some(last) = filled.pop() {
         let mut sheet = compact_last_sheet(
@@ -135,6 +185,55 @@ pub fn nest(
     enforce_verified(problem, &mut result);
     result.stats.elapsed_s = start.elapsed().as_secs_f64();
     Ok(result)
+}
+
+/// Threads for the local search: MaximumCPUCount, or every core when it is 0.
+fn search_threads(s: &Settings) -> usize {
+    if s.max_cpu == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        s.max_cpu as usize
+    }
+    .max(1)
+}
+
+/// MinimiseCost: the last sheet moves to the smallest sheet type (by area) that the sheet rules
+/// still allow and that takes all its parts (first-fit), when that is smaller than its own.
+fn smaller_last_sheet(
+    mut opener: SheetOpener,
+    eval: &dyn Evaluator,
+    filled: &mut [FilledSheet],
+    deadline: Instant,
+) {
+    let Some((last, others)) = filled.split_last_mut() else {
+        return;
+    };
+    for f in others.iter() {
+        opener.take(f.sheet);
+    }
+    let problem = opener.problem;
+    let mut smaller: Vec<usize> = (0..problem.sheets.len())
+        .filter(|&si| problem.sheets[si].area() < problem.sheets[last.sheet].area())
+        .collect();
+    smaller.sort_by(|&a, &b| {
+        problem.sheets[a]
+            .area()
+            .total_cmp(&problem.sheets[b].area())
+            .then(a.cmp(&b))
+    });
+    let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
+    for si in smaller {
+        let mut pending = items.clone();
+        match opener.open_on(eval, si, &mut pending, deadline) {
+            Some(sheet) if pending.is_empty() => {
+                *last = sheet;
+                return;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Share of the time limit the construction may spend on finer rasters.
@@ -204,9 +303,33 @@ fn fill_sheets(
     res: &Resolution,
     deadline: Instant,
 ) -> Option<(Vec<FilledSheet>, Vec<(Item, String)>)> {
-    let s = &problem.settings;
-    let orients: &[Vec<Oriented>] = &res.table;
-    let (cell, margin) = (res.cell, res.margin);
+    let mut opener = SheetOpener::new(problem, res);
+    let mut pending = demand_in_order(problem);
+    let mut unplaced: Vec<(Item, String)> = Vec::new();
+    // parts that fit no sheet type in any orientation are unplaced at once
+    pending.retain(|it| {
+        let fits = opener.fits_some_sheet(it.part);
+        if !fits {
+            unplaced.push((
+                *it,
+                "larger than every sheet in every allowed orientation".into(),
+            ));
+        }
+        fits
+    });
+    let mut filled: Vec<FilledSheet> = Vec::new();
+    while !pending.is_empty() {
+        match opener.open(eval, &mut pending, deadline)? {
+            Some(sheet) => filled.push(sheet),
+            None => unplaced.extend(opener.refusals(pending.drain(..))),
+        }
+    }
+    Some((filled, unplaced))
+}
+
+/// Every unit of demand in the order the construction places them: priority, then area, both
+/// descending (big parts first).
+pub(super) fn demand_in_order(problem: &Problem) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     for (pi, p) in problem.parts.iter().enumerate() {
         for k in 0..p.quantity {
@@ -217,6 +340,12 @@ fn fill_sheets(
             });
         }
     }
+    sort_for_placing(problem, &mut items);
+    items
+}
+
+/// Priority, then area, both descending; the part's index breaks ties.
+pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item]) {
     let area_of = |i: &Item| problem.parts[i.part].geometry.area();
     items.sort_by(|a, b| {
         problem.parts[b.part]
@@ -224,78 +353,135 @@ fn fill_sheets(
             .cmp(&problem.parts[a.part].priority)
             .then(area_of(b).total_cmp(&area_of(a)))
             .then(a.part.cmp(&b.part))
+            .then(a.instance.cmp(&b.instance))
     });
+}
 
-    // sheets in the order they are opened: priority, then larger first
-    let mut sheet_order: Vec<usize> = (0..problem.sheets.len()).collect();
-    sheet_order.sort_by(|&a, &b| {
-        problem.sheets[b]
-            .priority
-            .cmp(&problem.sheets[a].priority)
-            .then(
-                problem.sheets[b]
-                    .area()
-                    .total_cmp(&problem.sheets[a].area()),
-            )
-    });
-    let mut remaining_qty: Vec<Option<u32>> = problem.sheets.iter().map(|s| s.quantity).collect();
-    let mut sizes_used: Vec<(u64, u64)> = Vec::new();
+/// Opens sheets one after another by the sheet rules: priority, then larger first; each sheet
+/// type's quantity; MaximumDifferentSheetSizes. Each opened sheet is first-fitted from the
+/// pending items.
+pub(super) struct SheetOpener<'a> {
+    pub(super) problem: &'a Problem,
+    table: Table,
+    sheet_order: Vec<usize>,
+    remaining_qty: Vec<Option<u32>>,
+    sizes_used: Vec<(u64, u64)>,
+    /// Each sheet type's frame and usable area, built once (an irregular sheet's costs a raster).
+    areas: Vec<(Frame, SheetArea)>,
+    /// The priority of the group being placed when a sheet was last refused (StrictPartPriorities).
+    group_priority: i32,
+}
 
-    // each sheet's frame and usable area, built once (an irregular sheet's costs a raster)
-    let areas: Vec<(Frame, SheetArea)> = problem
-        .sheets
-        .iter()
-        .enumerate()
-        .map(|(si, sh)| {
-            let (w, h) = sh.extent();
-            let frame = Frame::new(s.direction, s.origin, w, h);
-            let area = sheet_area(problem, si, &frame, cell, margin);
-            (frame, area)
-        })
-        .collect();
-    let part_fits: Vec<bool> = orients
-        .iter()
-        .map(|os| {
-            areas
-                .iter()
-                .any(|(_, a)| os.iter().any(|o| a.bounds(o, f64::INFINITY).is_some()))
-        })
-        .collect();
-    let mut filled: Vec<FilledSheet> = Vec::new();
-    let mut pending: Vec<Item> = items;
-    let mut unplaced: Vec<(Item, String)> = Vec::new();
-    // parts that fit no sheet type in any orientation are unplaced at once
-    pending.retain(|it| {
-        let fits = part_fits[it.part];
-        if !fits {
-            unplaced.push((
-                *it,
-                "larger than every sheet in every allowed orientation".into(),
-            ));
+impl<'a> SheetOpener<'a> {
+    pub(super) fn new(problem: &'a Problem, res: &Resolution) -> SheetOpener<'a> {
+        let s = &problem.settings;
+        let mut sheet_order: Vec<usize> = (0..problem.sheets.len()).collect();
+        sheet_order.sort_by(|&a, &b| {
+            problem.sheets[b]
+                .priority
+                .cmp(&problem.sheets[a].priority)
+                .then(
+                    problem.sheets[b]
+                        .area()
+                        .total_cmp(&problem.sheets[a].area()),
+                )
+        });
+        let areas = problem
+            .sheets
+            .iter()
+            .enumerate()
+            .map(|(si, sh)| {
+                let (w, h) = sh.extent();
+                let frame = Frame::new(s.direction, s.origin, w, h);
+                let area = sheet_area(problem, si, &frame, res.cell, res.margin);
+                (frame, area)
+            })
+            .collect();
+        SheetOpener {
+            problem,
+            table: res.table.clone(),
+            sheet_order,
+            remaining_qty: problem.sheets.iter().map(|s| s.quantity).collect(),
+            sizes_used: Vec::new(),
+            areas,
+            group_priority: 0,
         }
-        fits
-    });
-    while !pending.is_empty() {
-        let group_priority = problem.parts[pending[0].part].priority;
-        let mut progress = false;
-        for &si in &sheet_order {
-            if remaining_qty[si] == Some(0) {
+    }
+
+    /// Whether the part fits some sheet type in some orientation.
+    pub(super) fn fits_some_sheet(&self, part: usize) -> bool {
+        self.areas.iter().any(|(_, a)| {
+            self.table[part]
+                .iter()
+                .any(|o| a.bounds(o, f64::INFINITY).is_some())
+        })
+    }
+
+    /// Counts a sheet of type `si` as used (its quantity, its size).
+    pub(super) fn take(&mut self, si: usize) {
+        if let Some(q) = &mut self.remaining_qty[si] {
+            *q = q.saturating_sub(1);
+        }
+        let key = self.size_key(si);
+        if !self.sizes_used.contains(&key) {
+            self.sizes_used.push(key);
+        }
+    }
+
+    /// The sheet type `open` tries first: the first in sheet order with a quantity left and a
+    /// size MaximumDifferentSheetSizes allows.
+    pub(super) fn next_sheet(&self) -> Option<usize> {
+        self.sheet_order
+            .iter()
+            .copied()
+            .find(|&si| self.allowed(si))
+    }
+
+    fn allowed(&self, si: usize) -> bool {
+        let s = &self.problem.settings;
+        let size_key = self.size_key(si);
+        self.remaining_qty[si] != Some(0)
+            && (s.max_different_sheet_sizes == 0
+                || self.sizes_used.contains(&size_key)
+                || (self.sizes_used.len() as u32) < s.max_different_sheet_sizes)
+    }
+
+    /// Sheets of type `si` still to be had (`usize::MAX`: as many as needed).
+    pub(super) fn quantity_left(&self, si: usize) -> usize {
+        self.remaining_qty[si].map_or(usize::MAX, |q| q as usize)
+    }
+
+    fn size_key(&self, si: usize) -> (u64, u64) {
+        let (w, h) = self.problem.sheets[si].extent();
+        (w.to_bits(), h.to_bits())
+    }
+
+    /// Opens the first sheet (in sheet order) that takes at least one pending item, first-fits
+    /// the pending items onto it and takes the placed ones out of `pending`. `Some(None)`: no
+    /// sheet left takes any; `None`: `deadline` passed first.
+    pub(super) fn open(
+        &mut self,
+        eval: &dyn Evaluator,
+        pending: &mut Vec<Item>,
+        deadline: Instant,
+    ) -> Option<Option<FilledSheet>> {
+        let problem = self.problem;
+        let s = &problem.settings;
+        let Some(first) = pending.first() else {
+            return Some(None);
+        };
+        self.group_priority = problem.parts[first.part].priority;
+        for k in 0..self.sheet_order.len() {
+            let si = self.sheet_order[k];
+            if !self.allowed(si) {
                 continue;
             }
-            let (w, h) = problem.sheets[si].extent();
-            let size_key = (w.to_bits(), h.to_bits());
-            if s.max_different_sheet_sizes > 0
-                && !sizes_used.contains(&size_key)
-                && sizes_used.len() as u32 >= s.max_different_sheet_sizes
-            {
-                continue;
-            }
-            let (frame, area) = areas[si].clone();
+            let (frame, area) = self.areas[si].clone();
             let candidates: Vec<Item> = if s.strict_priorities {
                 pending
                     .iter()
                     .copied()
-                    .filter(|i| problem.parts[i.part].priority == group_priority)
+                    .filter(|i| problem.parts[i.part].priority == self.group_priority)
                     .collect()
             } else {
                 pending.clone()
@@ -303,11 +489,11 @@ fn fill_sheets(
             let mut occ = area.new_occupancy();
             let lists: Vec<&[Oriented]> = candidates
                 .iter()
-                .map(|i| orients[i.part].as_slice())
+                .map(|i| self.table[i.part].as_slice())
                 .collect();
             let t_fill = Instant::now();
             let poses = fill(eval, &area, &mut occ, &lists, f64::INFINITY, deadline)?;
-            tracing::info!(
+            tracing::debug!(
                 sheet = si,
                 items = lists.len(),
                 seconds = t_fill.elapsed().as_secs_f64(),
@@ -321,49 +507,61 @@ fn fill_sheets(
             if placed.is_empty() {
                 continue;
             }
-            if let Some(q) = &mut remaining_qty[si] {
-                *q -= 1;
-            }
-            if !sizes_used.contains(&size_key) {
-                sizes_used.push(size_key);
-            }
-            pending.retain(|i| {
-                !placed
-                    .iter()
-                    .any(|(p, _)| p.part == i.part && p.instance == i.instance)
-            });
-            filled.push(FilledSheet {
+            self.take(si);
+            pending.retain(|i| !placed.iter().any(|(p, _)| p.same_unit(i)));
+            return Some(Some(FilledSheet {
                 sheet: si,
                 frame,
                 area,
                 placed,
                 nudges: vec![],
-                table: res.table.clone(),
-            });
-            progress = true;
-            break;
+                table: self.table.clone(),
+            }));
         }
-        if !progress {
-            let reason = if s.max_different_sheet_sizes > 0
-                && sizes_used.len() as u32 >= s.max_different_sheet_sizes
-            {
-                "no room left on the sheets allowed by MaximumDifferentSheetSizes"
-            } else {
-                "no sheet left: every sheet's quantity is used"
-            };
-            for it in pending.drain(..) {
-                let r = if s.strict_priorities && problem.parts[it.part].priority < group_priority {
-                    "not nested: a higher-priority part could not be placed (StrictPartPriorities)"
-                        .to_string()
-                } else {
-                    reason.to_string()
-                };
-                unplaced.push((it, r));
-            }
-        }
+        Some(None)
     }
 
-    Some((filled, unplaced))
+    /// `open` on sheet type `si` alone (if the sheet rules allow it): `None` when they do not,
+    /// when it takes no item or when `deadline` passed.
+    pub(super) fn open_on(
+        &mut self,
+        eval: &dyn Evaluator,
+        si: usize,
+        pending: &mut Vec<Item>,
+        deadline: Instant,
+    ) -> Option<FilledSheet> {
+        if !self.allowed(si) {
+            return None;
+        }
+        let order = std::mem::replace(&mut self.sheet_order, vec![si]);
+        let opened = self.open(eval, pending, deadline);
+        self.sheet_order = order;
+        opened.flatten()
+    }
+
+    /// Why each of these items found no sheet (after `open` answered `Some(None)`).
+    pub(super) fn refusals(&self, items: impl Iterator<Item = Item>) -> Vec<(Item, String)> {
+        let s = &self.problem.settings;
+        let reason = if s.max_different_sheet_sizes > 0
+            && self.sizes_used.len() as u32 >= s.max_different_sheet_sizes
+        {
+            "no room left on the sheets allowed by MaximumDifferentSheetSizes"
+        } else {
+            "no sheet left: every sheet's quantity is used"
+        };
+        items
+            .map(move |it| {
+                let r = if s.strict_priorities
+                    && self.problem.parts[it.part].priority < self.group_priority
+                {
+                    "not nested: a higher-priority part could not be placed (StrictPartPriorities)"
+                } else {
+                    reason
+                };
+                (it, r.to_string())
+            })
+            .collect()
+    }
 }
 
 /// Phases of the last sheet's compaction: (fraction of the final cells-per-part, share of time).
@@ -373,7 +571,7 @@ const PHASES: [(f64, f64); 3] = [(0.25, 0.2), (0.5, 0.3), (1.0, 0.5)];
 /// The compactor keeps dense n x n overlap and weight matrices (12 bytes a pair per thread);
 /// past this many parts on the last sheet it would cost too much memory, and the first-fit
 /// layout is kept as it is.
-const MAX_COMPACTED_PARTS: usize = 2500;
+pub(super) const MAX_COMPACTED_PARTS: usize = 2500;
 
 /// Shortens the last sheet's used length: per phase, several seeded threads run the guided local
 /// search from the phase's starting layout; the best layout seen (any phase) is returned.
@@ -412,14 +610,7 @@ fn compact_last_sheet(
         return last;
     }
     let target_reached = &AtomicBool::new(false);
-    let threads = if s.max_cpu == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    } else {
-        s.max_cpu as usize
-    }
-    .max(1);
+    let threads = search_threads(s);
     let engine_name = eval.name();
     let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     let phase_start = Instant::now();
@@ -431,8 +622,11 @@ fn compact_last_sheet(
         .collect();
     let share_sum: f64 = phases.iter().map(|p| p.1).sum();
     let mut elapsed_share = 0.0;
-    // best so far, over all phases and threads: (length, layout)
-    let best: Mutex<(f64, FilledSheet)> = Mutex::new((last.used_length(), last.clone()));
+    // best so far, over all phases and threads: (length, thread, layout). At equal length the
+    // lower thread wins, whichever reported first, so an iteration budget gives the same layout
+    // on every run (a last sheet of a few parts often comes out equally long on two threads).
+    let best: Mutex<(f64, usize, FilledSheet)> =
+        Mutex::new((last.used_length(), usize::MAX, last.clone()));
     for (k, &(factor, share)) in phases.iter().enumerate() {
         elapsed_share += share / share_sum;
         let phase_deadline = phase_start + total.mul_f64(elapsed_share);
@@ -472,7 +666,7 @@ fn compact_last_sheet(
         } else if k == 0 {
             last.placed.iter().map(|p| p.1).collect()
         } else {
-            rebase(&best.lock().unwrap().1, &res, &area)
+            rebase(&best.lock().unwrap().2, &res, &area)
         };
         tracing::info!(
             phase = k,
@@ -528,7 +722,9 @@ fn compact_last_sheet(
                     };
                     let report = |poses: &[Pose], len: f64| {
                         let mut b = best.lock().unwrap();
-                        if len < b.0 - 1e-9 {
+                        if (len - b.0).abs() <= 1e-9 && t < b.1 {
+                            *b = (b.0, t, as_sheet(poses));
+                        } else if len < b.0 - 1e-9 {
                             tracing::debug!(
                                 phase = k,
                                 thread = t,
@@ -536,9 +732,9 @@ fn compact_last_sheet(
                                 seconds = start.elapsed().as_secs_f64(),
                                 "shorter layout"
                             );
-                            *b = (len, as_sheet(poses));
+                            *b = (len, t, as_sheet(poses));
                             let mut f = filled.to_vec();
-                            f.push(b.1.clone());
+                            f.push(b.2.clone());
                             drop(b);
                             let r = build_result(problem, &f, unplaced, start, engine_name);
                             on_interim(&r);
@@ -555,7 +751,7 @@ fn compact_last_sheet(
             }
         });
     }
-    best.into_inner().unwrap().1
+    best.into_inner().unwrap().2
 }
 
 /// Moves a layout onto another resolution: each part keeps its orientation and its exact place
@@ -824,11 +1020,7 @@ fn add_fillers(
         }
         let fs = &mut filled[si];
         let orients = fs.table.clone();
-        let mut occ = fs.area.new_occupancy();
-        let m = fs.area.margin;
-        for (it, p) in &fs.placed {
-            occ.place(&orients[it.part][p.orient].raster, p.gx + m, p.gy + m);
-        }
+        let mut occ = fs.occupancy();
         let lists: Vec<&[Oriented]> = fillers.iter().map(|i| orients[i.part].as_slice()).collect();
         let Some(poses) = fill(eval, &fs.area, &mut occ, &lists, f64::INFINITY, deadline) else {
             return;

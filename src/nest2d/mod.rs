@@ -7,6 +7,7 @@ pub mod model;
 pub mod raster;
 pub mod rng;
 pub mod search;
+mod sheets;
 pub mod slide;
 pub mod verify;
 

@@ -46,6 +46,31 @@ pub enum Objective {
     MinimiseCost,
 }
 
+/// How strongly identical sheet layouts are preferred (fewer distinct programs to write and run,
+/// traded against material; see `sheets::repeat_floor` for what each level may give up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RepeatPreference {
+    /// Layouts are grouped only when they come out identical.
+    #[default]
+    None,
+    Low,
+    Medium,
+    High,
+}
+
+impl RepeatPreference {
+    /// The level by name, leniently (DESIGN 5.1): case, `_`, `-` and spaces ignored.
+    pub fn parse(name: &str) -> Option<RepeatPreference> {
+        match crate::lenient::enum_key(name).as_str() {
+            "" | "none" | "0" => Some(RepeatPreference::None),
+            "low" | "1" => Some(RepeatPreference::Low),
+            "medium" | "2" => Some(RepeatPreference::Medium),
+            "high" | "3" => Some(RepeatPreference::High),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum InnerLoopFill {
     /// Holes of parts stay empty.
@@ -156,6 +181,7 @@ pub struct Settings {
     pub direction: Direction,
     pub origin: Origin,
     pub objective: Objective,
+    pub repeat: RepeatPreference,
     pub inner_loop_fill: InnerLoopFill,
     pub filler_strategy: FillerStrategy,
     pub strict_priorities: bool,
@@ -179,6 +205,7 @@ impl Default for Settings {
             direction: Direction::X,
             origin: Origin::BottomLeft,
             objective: Objective::MaximiseUtilisation,
+            repeat: RepeatPreference::None,
             inner_loop_fill: InnerLoopFill::Allow,
             filler_strategy: FillerStrategy::None,
             strict_priorities: false,

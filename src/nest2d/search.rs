@@ -170,6 +170,79 @@ pub fn fill(
         .collect()
 }
 
+/// Where an inserted part starts before the local search makes room for it: the pose of least
+/// overlap with what `occ` holds (placed parts and blocked cells) over `LINES` rows and as many
+/// columns of positions, evenly spaced across the usable area, in every orientation (one batch;
+/// one dispatch on the GPU). A whole map would cost a thousand times more for a start that the
+/// local search moves anyway. Ties go to the smallest x, then y.
+pub fn least_overlap_pose(
+    eval: &dyn Evaluator,
+    area: &SheetArea,
+    occ: &Occupancy,
+    orients: &[Oriented],
+) -> Option<(u32, Pose)> {
+    const LINES: i32 = 24;
+    let m = area.margin;
+    let mut lines: Vec<(usize, Bounds)> = Vec::new();
+    for (oi, o) in orients.iter().enumerate() {
+        let Some(b) = area.bounds(o, f64::INFINITY) else {
+            continue;
+        };
+        let spread = |lo: i32, hi: i32| -> Vec<i32> {
+            let mut v: Vec<i32> = (0..LINES)
+                .map(|k| lo + ((hi - lo) as i64 * k as i64 / (LINES - 1) as i64) as i32)
+                .collect();
+            v.dedup();
+            v
+        };
+        for y in spread(b.y_lo, b.y_hi) {
+            lines.push((
+                oi,
+                Bounds {
+                    y_lo: y,
+                    y_hi: y,
+                    ..b
+                },
+            ));
+        }
+        for x in spread(b.x_lo, b.x_hi) {
+            lines.push((
+                oi,
+                Bounds {
+                    x_lo: x,
+                    x_hi: x,
+                    ..b
+                },
+            ));
+        }
+    }
+    let candidates: Vec<Candidate> = lines
+        .iter()
+        .map(|(oi, b)| Candidate {
+            raster: &orients[*oi].raster,
+            bounds: Bounds {
+                x_lo: b.x_lo + m,
+                x_hi: b.x_hi + m,
+                y_lo: b.y_lo + m,
+                y_hi: b.y_hi + m,
+            },
+        })
+        .collect();
+    let maps = eval.occupancy_overlap_maps(occ, &candidates);
+    let mut best: Option<(u32, i32, i32, usize)> = None;
+    for ((oi, b), map) in lines.into_iter().zip(maps) {
+        let width = (b.x_hi - b.x_lo + 1) as usize;
+        for (k, &v) in map.iter().enumerate() {
+            let (gx, gy) = (b.x_lo + (k % width) as i32, b.y_lo + (k / width) as i32);
+            let key = (v, gx, gy, oi);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+    }
+    best.map(|(v, gx, gy, orient)| (v, Pose { orient, gx, gy }))
+}
+
 /// Stop conditions shared by every search thread.
 pub struct Budget<'a> {
     pub deadline: Instant,
@@ -268,6 +341,11 @@ impl<'a> Compactor<'a> {
 
     pub fn poses(&self) -> &[Pose] {
         &self.poses
+    }
+
+    /// Strikes run so far (what `Budget::max_rounds` counts).
+    pub fn rounds(&self) -> u64 {
+        self.rounds
     }
 
     fn raster(&self, i: usize) -> &'a PartRaster {
@@ -519,6 +597,12 @@ impl<'a> Compactor<'a> {
             return true;
         }
         false
+    }
+
+    /// Removes all overlap without letting any part past the usable area (a sheet of fixed
+    /// length). True on success; the budget's rounds bound the effort.
+    pub fn separate_in_place(&mut self, budget: &Budget) -> bool {
+        self.separate(f64::INFINITY, budget)
     }
 
     /// Makes an overlapping start layout feasible, letting the length grow a little if needed.

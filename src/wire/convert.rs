@@ -177,7 +177,7 @@ pub fn to_problem(
     );
     let ns = req.nest_settings.clone().unwrap_or_default();
     let mut warnings = Vec::new();
-    let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"), &mut warnings);
+    let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"));
     if req
         .assemblies
         .as_ref()
@@ -314,7 +314,7 @@ fn import_options(e: &mut Errors, s: Option<&ImportSettings>, at: &str) -> Impor
     o
 }
 
-fn settings(e: &mut Errors, s: &NestSettings, at: &str, warnings: &mut Vec<String>) -> Settings {
+fn settings(e: &mut Errors, s: &NestSettings, at: &str) -> Settings {
     let f = |name: &str| format!("{at}.{name}");
     let max_run_time_s = e.run_time(
         &f("MaxRunTimeSeconds"),
@@ -351,20 +351,14 @@ fn settings(e: &mut Errors, s: &NestSettings, at: &str, warnings: &mut Vec<Strin
     let repeat = e.pick(
         &f("RepeatPreference"),
         s.repeat_preference.as_deref(),
-        "None",
+        RepeatPreference::None,
         &[
-            ("None", "None"),
-            ("Low", "Low"),
-            ("Medium", "Medium"),
-            ("High", "High"),
+            ("None", RepeatPreference::None),
+            ("Low", RepeatPreference::Low),
+            ("Medium", RepeatPreference::Medium),
+            ("High", RepeatPreference::High),
         ],
     );
-    if repeat != "None" {
-        warnings.push(format!(
-            "{}: {repeat} is accepted but not used yet: identical sheet layouts are grouped only when they come out identical",
-            f("RepeatPreference")
-        ));
-    }
     Settings {
         part_spacing: e.non_negative(&f("PartSpacing"), s.part_spacing),
         max_run_time_s,
@@ -422,6 +416,7 @@ fn settings(e: &mut Errors, s: &NestSettings, at: &str, warnings: &mut Vec<Strin
             ],
         ),
         strict_priorities: s.strict_part_priorities,
+        repeat,
         max_different_sheet_sizes: s.maximum_different_sheet_sizes.max(0) as u32,
         max_cpu: s.maximum_cpu_count.max(0) as u32,
         ..Settings::default()

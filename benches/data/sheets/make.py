@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Builds the multi-sheet instances of `kerf bench sheets` from the ESICUP strip instances in
+../nest2d: each item's demand multiplied, the strip replaced by a list of sheets of the strip's
+height (quantity 0: as many as needed). Run from this directory; it rewrites the JSON files."""
+import json
+
+# name, source, demand factor, sheets [(id, width, quantity)] (height: the strip's)
+INSTANCES = [
+    ("shirts_x2", "shirts", 2, [("S20", 20.0, 0)]),
+    ("trousers_x2", "trousers", 2, [("S88", 88.5, 0)]),
+    ("albano_x3", "albano", 3, [("S6000", 6000.0, 0)]),
+    ("swim_x3", "swim", 3, [("S3000", 3000.0, 0)]),
+    ("dagli_x4", "dagli", 4, [("S40", 40.0, 0)]),
+    ("jakobs1_x6", "jakobs1", 6, [("S15", 15.0, 0)]),
+    ("shapes1_x3", "shapes1", 3, [("S30", 30.0, 0)]),
+    # two sizes: two long sheets in stock, then as many short ones as needed
+    ("marques_x4_2sizes", "marques", 4, [("S80", 80.0, 2), ("S60", 60.0, 0)]),
+]
+
+for name, source, factor, sheets in INSTANCES:
+    with open(f"../nest2d/{source}.json") as f:
+        inst = json.load(f)
+    height = inst.pop("strip_height")
+    inst["name"] = name
+    for item in inst["items"]:
+        item["demand"] *= factor
+    inst["sheets"] = [
+        {"id": sid, "width": width, "height": height, "quantity": qty}
+        for sid, width, qty in sheets
+    ]
+    with open(f"{name}.json", "w") as f:
+        json.dump(inst, f)
+    print(name)

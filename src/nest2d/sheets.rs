@@ -1,0 +1,788 @@
+//! The search over all sheets of a multi-sheet job. The construction (`engine::fill_sheets`)
+//! first-fits sheet after sheet, biggest parts first: its first sheets take every small part
+//! that fills a gap, and its later sheets keep only the parts that pack worst, in a first-fit
+//! layout. This module rebuilds the sheets one at a time, each dense and each with a fair mix:
+//!
+//! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
+//!    times the fraction of the parts' area the sheet can hold (`Quota`), so big and small
+//!    parts spread over the sheets as they do along a strip.
+//! 2. **Strip, then cut** (rectangular sheets): the share is compacted as a strip (the sheet
+//!    extended past its end) by the same guided local search that nests a strip; the parts that
+//!    end on the sheet stay, the others go back to the pool.
+//! 3. **Insert**: the parts of the share left are first-fitted where room is; then the biggest
+//!    one left is inserted where it overlaps least and the local search moves the sheet's parts
+//!    until nothing overlaps (or gives up, and it is taken out again). Kinds refused are retried
+//!    with more rounds. A share placed whole lets the rest of the pool in.
+//! 4. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
+//! 5. **Empty the last sheet** into the others: passes over the other sheets, the emptiest
+//!    first, each inserting the last sheet's parts; a last sheet left empty is gone.
+//!
+//! Sheets are minimised first, then the last sheet's used length (its compaction follows in
+//! `engine::nest`). Parts only ever move to an earlier sheet and every sheet is opened by the
+//! construction's rules (`SheetOpener`: sheet priority, quantities, MaximumDifferentSheetSizes),
+//! so those rules hold; a rebuild that is no better than the construction (or that a sheet rule
+//! leaves with a part and no sheet) is dropped. Every thread works the same sheet with its own
+//! seed and the sheet holding the most part area wins (the lowest thread on ties); an iteration
+//! budget is shared out by counts alone, so it gives the same sheets on every run.
+
+use super::engine::{
+    sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
+};
+use super::model::{Problem, RepeatPreference};
+use super::search::{fill, least_overlap_pose, Budget, Compactor, Oriented, Pose};
+use crate::cancel::CancelHandle;
+use kerf_kernels::Evaluator;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Share of the search time (after the construction) for densifying every sheet but the last.
+const DENSIFY_SHARE: f64 = 0.5;
+/// Share for emptying the last sheet into the others; the rest compacts the last sheet.
+const EMPTY_SHARE: f64 = 0.25;
+/// Share of the time left after the construction that this search takes when there are several
+/// sheets; the rest compacts the last sheet (`engine::compact_last_sheet`).
+pub(super) const SEARCH_SHARE: f64 = DENSIFY_SHARE + EMPTY_SHARE;
+/// The search's raster resolution, as a fraction of the final cells per part: every insertion
+/// costs a local search over the whole sheet, four times cheaper at half the resolution, for
+/// about half a point of utilisation (the last sheet is compacted at the full resolution).
+pub(super) const SEARCH_RESOLUTION: f64 = 0.5;
+/// Local-search rounds an insertion may take to make room for its part before it gives up (the
+/// first time; each retry of every refused kind doubles them, `MAX_RETRIES` times at most).
+const INSERT_ROUNDS: u64 = 60;
+const MAX_RETRIES: u32 = 3;
+/// Share of a sheet's slice for compacting its share of the parts as a strip (before the cut).
+const STRIP_SHARE: f64 = 0.6;
+
+/// What the multi-sheet search works with.
+pub(super) struct SheetSearch<'a> {
+    pub problem: &'a Problem,
+    pub eval: &'a dyn Evaluator,
+    pub cancel: &'a CancelHandle,
+    pub threads: usize,
+}
+
+/// A time and round budget for one piece of the search. Rounds (local-search strikes) make an
+/// iteration budget deterministic; the deadline always holds.
+#[derive(Clone, Copy)]
+struct Slice {
+    deadline: Instant,
+    rounds: Option<u64>,
+}
+
+impl SheetSearch<'_> {
+    /// Rebuilds the construction's sheets (all but the last compacted later) until `deadline`.
+    /// `None` when the rebuilt sheets are no better than the construction (or a sheet rule left
+    /// a part without a sheet): the caller keeps the construction.
+    pub(super) fn improve(
+        &self,
+        construction: &[FilledSheet],
+        res: &Resolution,
+        deadline: Instant,
+    ) -> Option<Vec<FilledSheet>> {
+        if construction.len() < 2 {
+            return None;
+        }
+        let s = &self.problem.settings;
+        let t0 = Instant::now();
+        let total = deadline.saturating_duration_since(t0);
+        let densify_end = t0 + total.mul_f64(DENSIFY_SHARE / SEARCH_SHARE);
+        let n0 = construction.len();
+        // an iteration budget is shared out by counts alone, never by the clock
+        let densify_rounds = s
+            .max_iterations
+            .map(|m| ((m as f64 * DENSIFY_SHARE) / (n0 - 1) as f64).ceil() as u64 + 1);
+        let empty_rounds = s
+            .max_iterations
+            .map(|m| ((m as f64 * EMPTY_SHARE) / (n0 - 1) as f64).ceil() as u64 + 1);
+
+        let mut opener = SheetOpener::new(self.problem, res);
+        let mut pool: Vec<Item> = construction
+            .iter()
+            .flat_map(|f| f.placed.iter().map(|(i, _)| *i))
+            .filter(|i| !i.is_filler)
+            .collect();
+        sort_for_placing(self.problem, &mut pool);
+
+        let mut done: Vec<FilledSheet> = Vec::new();
+        let mut best_utilisation: f64 = 0.0;
+        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        while !pool.is_empty() {
+            let densifying = Instant::now() < densify_end && !self.cancel.is_cancelled();
+            let current = if densifying {
+                // the sheet starts from its fair share of every part, so that each sheet gets
+                // the mix of big and small parts that packs densely (biggest-first on the
+                // whole pool would leave the later sheets only the parts that pack worst)
+                let si = opener.next_sheet()?;
+                let mut quota = Quota::share(
+                    self.problem,
+                    &pool,
+                    self.problem.sheets[si].area() * best_utilisation.max(EXPECTED_UTILISATION)
+                        / 100.0,
+                );
+                let mut share = quota.take(&pool);
+                let sheet = opener.open(self.eval, &mut share, far)??;
+                pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
+                quota.placed(&sheet.placed);
+                let sheets_left = self.sheets_needed(&sheet, &pool, best_utilisation);
+                let left = densify_end.saturating_duration_since(Instant::now());
+                let slice = Slice {
+                    deadline: Instant::now() + left.div_f64(sheets_left.max(1) as f64),
+                    rounds: densify_rounds,
+                };
+                self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64)
+            } else {
+                opener.open(self.eval, &mut pool, far)??
+            };
+            let u = self.utilisation(&current);
+            best_utilisation = best_utilisation.max(u);
+            let repeats = if pool.is_empty() {
+                0
+            } else {
+                self.repeats(&current, &pool, u, best_utilisation, &opener)
+            };
+            for _ in 0..repeats {
+                let copy = copy_layout(&current, &mut pool);
+                opener.take(copy.sheet);
+                done.push(copy);
+            }
+            done.push(current);
+        }
+
+        self.empty_last(&mut done, deadline, empty_rounds);
+        let better = self.rank(&done) < self.rank(construction);
+        tracing::info!(
+            construction = construction.len(),
+            rebuilt = done.len(),
+            seconds = t0.elapsed().as_secs_f64(),
+            "multi-sheet search"
+        );
+        better.then_some(done)
+    }
+
+    /// What the search minimises, in order: sheets; distinct layouts when RepeatPreference asks
+    /// for repeats; the part area left on the last sheet (less is a shorter last sheet).
+    fn rank(&self, sheets: &[FilledSheet]) -> (usize, usize, f64) {
+        let distinct = if self.problem.settings.repeat == RepeatPreference::None {
+            0
+        } else {
+            distinct_layouts(sheets)
+        };
+        let last = sheets.last().map_or(0.0, |l| self.part_area(l));
+        (sheets.len(), distinct, last)
+    }
+
+    /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
+    /// (the construction's first sheet's before any): how many slices the time is cut into.
+    fn sheets_needed(&self, current: &FilledSheet, pool: &[Item], utilisation: f64) -> usize {
+        let area: f64 = self.part_area(current)
+            + pool
+                .iter()
+                .map(|i| self.problem.parts[i.part].geometry.area())
+                .sum::<f64>();
+        let u = if utilisation > 0.0 {
+            utilisation
+        } else {
+            self.utilisation(current).max(1.0)
+        };
+        let per_sheet = self.problem.sheets[current.sheet].area() * u / 100.0;
+        // the last of them is not densified: it is compacted
+        ((area / per_sheet).ceil() as usize)
+            .saturating_sub(1)
+            .max(1)
+    }
+
+    fn part_area(&self, sheet: &FilledSheet) -> f64 {
+        sheet
+            .placed
+            .iter()
+            .map(|(i, _)| self.problem.parts[i.part].geometry.area())
+            .sum()
+    }
+
+    /// Part area over sheet area, in percent.
+    fn utilisation(&self, sheet: &FilledSheet) -> f64 {
+        100.0 * self.part_area(sheet) / self.problem.sheets[sheet.sheet].area()
+    }
+
+    /// Makes one sheet denser with parts from `pool` (those it takes leave the pool): each
+    /// thread alternates compaction and refilling with its own seed; the densest sheet wins.
+    fn densify(
+        &self,
+        sheet: FilledSheet,
+        pool: &mut Vec<Item>,
+        quota: Option<Quota>,
+        slice: Slice,
+        salt: u64,
+    ) -> FilledSheet {
+        if sheet.placed.len() + pool.len() > MAX_COMPACTED_PARTS {
+            return sheet;
+        }
+        let outcomes: Vec<(f64, FilledSheet, Vec<Item>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..self.threads)
+                .map(|t| {
+                    let (sheet, pool, quota) = (sheet.clone(), pool.clone(), quota.clone());
+                    let seed = self
+                        .problem
+                        .settings
+                        .seed
+                        .wrapping_add(salt.wrapping_mul(0x9e37_79b9))
+                        .wrapping_add(t as u64 * 7919);
+                    scope.spawn(move || self.densify_one(sheet, pool, quota, slice, seed))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    let (sheet, pool) = h.join().expect("densify thread panicked");
+                    (self.part_area(&sheet), sheet, pool)
+                })
+                .collect()
+        });
+        let mut best: Option<(f64, FilledSheet, Vec<Item>)> = None;
+        for o in outcomes {
+            if best.as_ref().is_none_or(|b| o.0 > b.0 + 1e-9) {
+                best = Some(o);
+            }
+        }
+        let (area, sheet, rest) = best.expect("at least one thread");
+        tracing::debug!(
+            sheet = sheet.sheet,
+            utilisation = 100.0 * area / self.problem.sheets[sheet.sheet].area(),
+            parts = sheet.placed.len(),
+            "densified"
+        );
+        *pool = rest;
+        sheet
+    }
+
+    /// One thread's densification. Parts are first-fitted where room is left; then the biggest
+    /// part left (of a kind not refused yet) is inserted where it overlaps least and the guided
+    /// local search moves the sheet's parts until nothing overlaps, or gives up, and the part is
+    /// taken back out. While the sheet has a share, only the share's parts are tried; once the
+    /// share is placed or refused, the whole pool.
+    fn densify_one(
+        &self,
+        mut sheet: FilledSheet,
+        mut pool: Vec<Item>,
+        mut quota: Option<Quota>,
+        slice: Slice,
+        seed: u64,
+    ) -> (FilledSheet, Vec<Item>) {
+        let problem = self.problem;
+        let sheet_area = problem.sheets[sheet.sheet].area();
+        let mut rounds_used = 0u64;
+        let mut refused: Vec<usize> = Vec::new();
+        let mut insert_rounds = INSERT_ROUNDS;
+        let mut seed = seed;
+        let stop = AtomicBool::new(false);
+        if let Some(q) = &mut quota {
+            if sheet.area.blocked.is_none() {
+                let left = slice.deadline.saturating_duration_since(Instant::now());
+                let phase = Slice {
+                    deadline: Instant::now() + left.mul_f64(STRIP_SHARE),
+                    rounds: slice.rounds.map(|r| (r as f64 * STRIP_SHARE).ceil() as u64),
+                };
+                rounds_used += self.strip_then_cut(&mut sheet, &mut pool, q, phase, seed);
+            }
+        }
+        loop {
+            if self.cancel.is_cancelled()
+                || Instant::now() >= slice.deadline
+                || slice.rounds.is_some_and(|r| rounds_used >= r)
+            {
+                break;
+            }
+            // first-fit what fits as the sheet stands
+            let mut candidates = match &quota {
+                Some(q) => q.take(&pool),
+                None => pool.clone(),
+            };
+            if candidates.is_empty() && quota.take().is_some() {
+                continue; // the whole share is on the sheet: more of the pool may follow
+            }
+            let before = sheet.placed.len();
+            refill(self.eval, &mut sheet, &mut candidates, slice.deadline);
+            let new: Vec<Item> = sheet.placed[before..].iter().map(|(i, _)| *i).collect();
+            if let Some(q) = &mut quota {
+                q.placed(&sheet.placed[before..]);
+            }
+            pool.retain(|i| !new.iter().any(|p| p.same_unit(i)));
+
+            let free = sheet_area - self.part_area(&sheet);
+            let next = candidates.iter().copied().find(|i| {
+                !refused.contains(&i.part) && problem.parts[i.part].geometry.area() <= free
+            });
+            let Some(item) = next else {
+                if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << MAX_RETRIES {
+                    break;
+                }
+                // every kind was refused: try them all again, each with more rounds
+                refused.clear();
+                insert_rounds *= 2;
+                continue;
+            };
+            let budget = Budget {
+                deadline: slice.deadline,
+                cancel: self.cancel.flag(),
+                stop: &stop,
+                max_rounds: Some(
+                    slice
+                        .rounds
+                        .map_or(insert_rounds, |r| (r - rounds_used).min(insert_rounds)),
+                ),
+            };
+            seed = seed.wrapping_add(0x2545_f491);
+            let t = Instant::now();
+            let (inserted, rounds) = self.insert(&mut sheet, item, &budget, seed);
+            tracing::debug!(
+                part = item.part,
+                inserted,
+                rounds,
+                parts = sheet.placed.len(),
+                seconds = t.elapsed().as_secs_f64(),
+                "insertion"
+            );
+            rounds_used += rounds.max(1);
+            if inserted {
+                if let Some(q) = &mut quota {
+                    q.placed(&sheet.placed[sheet.placed.len() - 1..]);
+                }
+                pool.retain(|i| !i.same_unit(&item));
+            } else {
+                refused.push(item.part);
+            }
+        }
+        (sheet, pool)
+    }
+
+    /// A rectangular sheet's share, compacted as a strip and cut: the sheet's parts and the rest
+    /// of its share are first-fitted into the sheet extended past its end, the strip search
+    /// shortens that strip as it does any strip, and the parts that end on the sheet stay; the
+    /// others go back to the pool. So a sheet starts from what the strip search makes of its
+    /// parts, not from a first fit. Returns the local-search rounds spent.
+    fn strip_then_cut(
+        &self,
+        sheet: &mut FilledSheet,
+        pool: &mut Vec<Item>,
+        quota: &mut Quota,
+        phase: Slice,
+        seed: u64,
+    ) -> u64 {
+        let extra = quota.take(pool);
+        let mut strip = sheet.area.clone();
+        strip.x1 = sheet.area.x0 + 3.0 * (sheet.area.x1 - sheet.area.x0);
+        let mut occ = strip.new_occupancy();
+        let m = strip.margin;
+        for (it, p) in &sheet.placed {
+            occ.place(&sheet.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
+        }
+        let table = sheet.table.clone();
+        let extra_lists: Vec<&[Oriented]> =
+            extra.iter().map(|i| table[i.part].as_slice()).collect();
+        let Some(extra_poses) = fill(
+            self.eval,
+            &strip,
+            &mut occ,
+            &extra_lists,
+            f64::INFINITY,
+            phase.deadline,
+        ) else {
+            return 0;
+        };
+        let mut items: Vec<(Item, Pose)> = sheet.placed.clone();
+        items.extend(
+            extra
+                .iter()
+                .zip(extra_poses)
+                .filter_map(|(i, p)| p.map(|p| (*i, p))),
+        );
+        let lists: Vec<&[Oriented]> = items
+            .iter()
+            .map(|(i, _)| table[i.part].as_slice())
+            .collect();
+        let poses: Vec<Pose> = items.iter().map(|(_, p)| *p).collect();
+        let stop = AtomicBool::new(false);
+        let budget = Budget {
+            deadline: phase.deadline,
+            cancel: self.cancel.flag(),
+            stop: &stop,
+            max_rounds: phase.rounds,
+        };
+        let mut c = Compactor::new(self.eval, &strip, lists, poses, seed);
+        c.compact(&budget, |_, _| {});
+        let rounds = c.rounds();
+        let on_sheet = |(it, p): &(Item, Pose)| {
+            sheet
+                .area
+                .bounds(&table[it.part][p.orient], f64::INFINITY)
+                .is_some_and(|b| {
+                    (b.x_lo..=b.x_hi).contains(&p.gx) && (b.y_lo..=b.y_hi).contains(&p.gy)
+                })
+        };
+        let kept: Vec<(Item, Pose)> = items
+            .iter()
+            .zip(c.poses())
+            .map(|((i, _), p)| (*i, *p))
+            .filter(on_sheet)
+            .collect();
+        // every part the sheet had before is in the pool (and its share) again unless it is kept
+        for (it, _) in &sheet.placed {
+            if !kept.iter().any(|(k, _)| k.same_unit(it)) {
+                pool.push(*it);
+                quota.returned(it);
+            }
+        }
+        let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
+        pool.retain(|i| !kept.iter().any(|(k, _)| k.same_unit(i)));
+        sort_for_placing(self.problem, pool);
+        let newly: Vec<(Item, Pose)> = kept
+            .iter()
+            .filter(|(k, _)| !before.iter().any(|b| b.same_unit(k)))
+            .copied()
+            .collect();
+        quota.placed(&newly);
+        sheet.placed = kept;
+        rounds
+    }
+
+    /// Inserts `item` where it overlaps least and lets the guided local search separate every
+    /// part on the sheet. On success the sheet holds the new layout; on failure it is unchanged.
+    /// Returns whether it succeeded and the local-search rounds spent.
+    fn insert(
+        &self,
+        sheet: &mut FilledSheet,
+        item: Item,
+        budget: &Budget,
+        seed: u64,
+    ) -> (bool, u64) {
+        let orients = sheet.table[item.part].as_slice();
+        let occ = sheet.occupancy();
+        let Some((_, pose)) = least_overlap_pose(self.eval, &sheet.area, &occ, orients) else {
+            return (false, 0);
+        };
+        let mut lists: Vec<&[Oriented]> = sheet
+            .placed
+            .iter()
+            .map(|(i, _)| sheet.table[i.part].as_slice())
+            .collect();
+        lists.push(orients);
+        let mut poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
+        poses.push(pose);
+        let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed);
+        let ok = c.total_overlap() == 0 || c.separate_in_place(budget);
+        let rounds = c.rounds();
+        if ok {
+            let poses = c.poses().to_vec();
+            sheet.placed.push((item, pose));
+            for ((_, p), q) in sheet.placed.iter_mut().zip(poses) {
+                *p = q;
+            }
+        }
+        (ok, rounds)
+    }
+
+    /// How many copies of the sheet's layout to add now (RepeatPreference): as many as the parts
+    /// left allow, when the layout is dense enough for the level, never the quantity a sheet
+    /// type has left, and never so many that no part is left for the last sheet's own search.
+    fn repeats(
+        &self,
+        sheet: &FilledSheet,
+        pool: &[Item],
+        utilisation: f64,
+        best_utilisation: f64,
+        opener: &SheetOpener,
+    ) -> usize {
+        let Some(floor) = repeat_floor(self.problem.settings.repeat, best_utilisation) else {
+            return 0;
+        };
+        if utilisation < floor {
+            return 0;
+        }
+        let mut need: Vec<(usize, usize)> = Vec::new();
+        for (i, _) in &sheet.placed {
+            match need.iter_mut().find(|(p, _)| *p == i.part) {
+                Some(n) => n.1 += 1,
+                None => need.push((i.part, 1)),
+            }
+        }
+        let copies = need
+            .iter()
+            .map(|&(part, n)| pool.iter().filter(|i| i.part == part).count() / n)
+            .min()
+            .unwrap_or(0);
+        copies.min(opener.quantity_left(sheet.sheet))
+    }
+
+    /// Moves the last sheet's parts onto the others (the emptiest first) by densifying each again
+    /// with them as its pool; a last sheet left empty is dropped.
+    fn empty_last(&self, done: &mut Vec<FilledSheet>, deadline: Instant, rounds: Option<u64>) {
+        if done.len() < 2 {
+            return;
+        }
+        let mut last = done.pop().expect("two sheets or more");
+        let mut pool: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
+        sort_for_placing(self.problem, &mut pool);
+        // passes over the other sheets, the emptiest first, while a pass moves something
+        for pass in 0u64.. {
+            let mut order: Vec<usize> = (0..done.len()).collect();
+            order.sort_by(|&a, &b| {
+                self.utilisation(&done[a])
+                    .total_cmp(&self.utilisation(&done[b]))
+                    .then(a.cmp(&b))
+            });
+            let at_start = pool.len();
+            for (n, &k) in order.iter().enumerate() {
+                if pool.is_empty() || self.cancel.is_cancelled() || Instant::now() >= deadline {
+                    break;
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                let slice = Slice {
+                    deadline: Instant::now() + left.div_f64((order.len() - n) as f64),
+                    rounds,
+                };
+                let sheet = done[k].clone();
+                let salt = 1_000_003 + pass * 1009 + k as u64;
+                done[k] = self.densify(sheet, &mut pool, None, slice, salt);
+            }
+            tracing::debug!(
+                pass,
+                taken = at_start - pool.len(),
+                left = pool.len(),
+                "emptying the last sheet"
+            );
+            if pool.is_empty() || pool.len() == at_start || rounds.is_some_and(|_| pass >= 1) {
+                break;
+            }
+        }
+        if !pool.is_empty() {
+            // the parts still on it keep their places: taking parts off never makes an overlap
+            last.placed
+                .retain(|(i, _)| pool.iter().any(|p| p.same_unit(i)));
+            done.push(last);
+        }
+    }
+}
+
+/// Utilisation (percent) the share of the first densified sheet is sized for; later sheets use
+/// the best utilisation reached when it is higher.
+const EXPECTED_UTILISATION: f64 = 85.0;
+/// How much more than its area share of each part a sheet may start from.
+const QUOTA_SLACK: f64 = 1.15;
+
+/// How many more copies of each part a sheet may take while it is filled from its share.
+#[derive(Clone, Debug)]
+struct Quota {
+    /// (part, copies still allowed)
+    allowed: Vec<(usize, usize)>,
+}
+
+impl Quota {
+    /// Each part's share of a sheet that holds `capacity` of part area: the part's copies left
+    /// times the fraction of the pool's area the sheet holds (with some slack), rounded up.
+    fn share(problem: &Problem, pool: &[Item], capacity: f64) -> Quota {
+        let total: f64 = pool
+            .iter()
+            .map(|i| problem.parts[i.part].geometry.area())
+            .sum();
+        let fraction = if total > 0.0 {
+            (QUOTA_SLACK * capacity / total).min(1.0)
+        } else {
+            1.0
+        };
+        let mut allowed: Vec<(usize, usize)> = Vec::new();
+        for i in pool {
+            match allowed.iter_mut().find(|(p, _)| *p == i.part) {
+                Some(a) => a.1 += 1,
+                None => allowed.push((i.part, 1)),
+            }
+        }
+        for a in &mut allowed {
+            a.1 = (a.1 as f64 * fraction).ceil() as usize;
+        }
+        Quota { allowed }
+    }
+
+    /// The pool's items within the quota, in pool order.
+    fn take(&self, pool: &[Item]) -> Vec<Item> {
+        let mut left = self.allowed.clone();
+        pool.iter()
+            .filter(|i| match left.iter_mut().find(|(p, _)| *p == i.part) {
+                Some(a) if a.1 > 0 => {
+                    a.1 -= 1;
+                    true
+                }
+                _ => false,
+            })
+            .copied()
+            .collect()
+    }
+
+    /// Gives back the allowance of a placed item taken off the sheet again.
+    fn returned(&mut self, item: &Item) {
+        if let Some(a) = self.allowed.iter_mut().find(|(p, _)| *p == item.part) {
+            a.1 += 1;
+        }
+    }
+
+    /// Counts placed items against the quota.
+    fn placed(&mut self, placed: &[(Item, Pose)]) {
+        for (i, _) in placed {
+            if let Some(a) = self.allowed.iter_mut().find(|(p, _)| *p == i.part) {
+                a.1 = a.1.saturating_sub(1);
+            }
+        }
+    }
+}
+
+/// The least utilisation (percent) a layout needs to be repeated at this level, given the best
+/// sheet so far; `None`: no repeats are made. What each level may give up per repeated sheet:
+/// Low 1 point of utilisation against the best sheet, Medium 3, High any.
+pub(super) fn repeat_floor(level: RepeatPreference, best_utilisation: f64) -> Option<f64> {
+    match level {
+        RepeatPreference::None => None,
+        RepeatPreference::Low => Some(best_utilisation - 1.0),
+        RepeatPreference::Medium => Some(best_utilisation - 3.0),
+        RepeatPreference::High => Some(0.0),
+    }
+}
+
+/// How many different layouts the sheets have (the same sheet type with the same parts in the
+/// same poses is one layout, whichever copies of the parts they are).
+fn distinct_layouts(sheets: &[FilledSheet]) -> usize {
+    let mut keys: Vec<(usize, Vec<(usize, usize, i32, i32)>)> = sheets
+        .iter()
+        .map(|f| {
+            let mut k: Vec<(usize, usize, i32, i32)> = f
+                .placed
+                .iter()
+                .map(|(i, p)| (i.part, p.orient, p.gx, p.gy))
+                .collect();
+            k.sort_unstable();
+            (f.sheet, k)
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.len()
+}
+
+/// The same layout again, with the next unused copies of each part (taken out of `pool`).
+fn copy_layout(sheet: &FilledSheet, pool: &mut Vec<Item>) -> FilledSheet {
+    let mut copy = sheet.clone();
+    copy.nudges.clear();
+    for (item, _) in copy.placed.iter_mut() {
+        let k = pool
+            .iter()
+            .position(|i| i.part == item.part)
+            .expect("repeats counted the copies left");
+        *item = pool.remove(k);
+    }
+    copy
+}
+
+/// First-fits pool parts (in pool order: biggest first) into the room the sheet has left.
+/// Returns how many it placed; they leave the pool.
+fn refill(
+    eval: &dyn Evaluator,
+    sheet: &mut FilledSheet,
+    pool: &mut Vec<Item>,
+    deadline: Instant,
+) -> usize {
+    if pool.is_empty() {
+        return 0;
+    }
+    let mut occ = sheet.occupancy();
+    let table = sheet.table.clone();
+    let lists: Vec<&[Oriented]> = pool.iter().map(|i| table[i.part].as_slice()).collect();
+    let Some(poses) = fill(eval, &sheet.area, &mut occ, &lists, f64::INFINITY, deadline) else {
+        return 0;
+    };
+    let mut rest = Vec::with_capacity(pool.len());
+    let mut added = 0;
+    for (item, pose) in pool.iter().zip(poses) {
+        match pose {
+            Some(p) => {
+                sheet.placed.push((*item, p));
+                added += 1;
+            }
+            None => rest.push(*item),
+        }
+    }
+    *pool = rest;
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{PartGeometry, Shape};
+    use crate::nest2d::model::{PartSpec, Settings, SheetSpec};
+
+    fn problem() -> Problem {
+        Problem {
+            parts: vec![
+                PartSpec::new("big", PartGeometry::single(Shape::rectangle(10.0, 10.0)), 4),
+                PartSpec::new(
+                    "small",
+                    PartGeometry::single(Shape::rectangle(2.0, 5.0)),
+                    10,
+                ),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 20.0, 20.0)],
+            settings: Settings::default(),
+        }
+    }
+
+    fn items(part: usize, n: u32) -> Vec<Item> {
+        (0..n)
+            .map(|instance| Item {
+                part,
+                instance,
+                is_filler: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_share_is_each_part_in_proportion_rounded_up() {
+        let p = problem();
+        let mut pool = items(0, 4);
+        pool.extend(items(1, 10));
+        // pool area 400 + 100 = 500; a sheet holding 200 takes 200 / 500 x 1.15 = 46 % of each
+        let q = Quota::share(&p, &pool, 200.0);
+        assert_eq!(q.allowed, vec![(0, 2), (1, 5)]);
+        let share = q.take(&pool);
+        assert_eq!(share.iter().filter(|i| i.part == 0).count(), 2);
+        assert_eq!(share.iter().filter(|i| i.part == 1).count(), 5);
+        // in pool order: the first copies of each
+        assert!(share.iter().filter(|i| i.part == 1).all(|i| i.instance < 5));
+        // a sheet larger than the pool takes all of it, never more
+        let all = Quota::share(&p, &pool, 1e6);
+        assert_eq!(all.take(&pool).len(), pool.len());
+    }
+
+    #[test]
+    fn placed_and_returned_items_move_the_allowance() {
+        let p = problem();
+        let pool = items(1, 10);
+        let mut q = Quota::share(&p, &pool, 50.0); // 50 / 100 x 1.15: 6 of 10
+        assert_eq!(q.allowed, vec![(1, 6)]);
+        let pose = Pose {
+            orient: 0,
+            gx: 0,
+            gy: 0,
+        };
+        q.placed(&[(pool[0], pose), (pool[1], pose)]);
+        assert_eq!(q.take(&pool[2..]).len(), 4);
+        q.returned(&pool[1]);
+        assert_eq!(q.take(&pool[2..]).len(), 5);
+    }
+
+    #[test]
+    fn repeat_levels_give_up_what_the_docs_say() {
+        assert_eq!(repeat_floor(RepeatPreference::None, 85.0), None);
+        assert_eq!(repeat_floor(RepeatPreference::Low, 85.0), Some(84.0));
+        assert_eq!(repeat_floor(RepeatPreference::Medium, 85.0), Some(82.0));
+        assert_eq!(repeat_floor(RepeatPreference::High, 85.0), Some(0.0));
+    }
+}
