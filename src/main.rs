@@ -511,12 +511,13 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
     })?;
     println!("compute: {}", eval.name());
     println!(
-        "{:<18} {:>5} {:>6} {:>7} {:>8} {:>8}  {:<40}  check",
+        "{:<18} {:>5} {:>6} {:>7} {:>8} {:>7} {:>8}  {:<40}  check",
         "instance",
         "parts",
         "sheets",
         "bound",
         "sheet_eq",
+        "layouts",
         "seconds",
         "utilisation% of all but the last"
     );
@@ -549,12 +550,13 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             .map(|u| format!("{u:.0}"))
             .collect();
         println!(
-            "{:<18} {:>5} {:>6} {:>7.2} {:>8.2} {:>8.1}  {:<40}  {}",
+            "{:<18} {:>5} {:>6} {:>7.2} {:>8.2} {:>7} {:>8.1}  {:<40}  {}",
             inst.name,
             o.parts,
             o.solution.sheets_used,
             o.area_bound,
             o.solution.sheet_equivalents,
+            o.layouts,
             o.seconds,
             utils.join(" "),
             check

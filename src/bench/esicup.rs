@@ -187,15 +187,7 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
             *width = used;
         }
     }
-    let svg = crate::export::render::svg(
-        &drawn,
-        &result.layouts,
-        &crate::export::render::RenderOptions {
-            format: crate::export::render::RenderFormat::Svg,
-            ..Default::default()
-        },
-    )
-    .text;
+    let svg = layouts_svg(&drawn, &result.layouts);
     Ok(Outcome {
         parts: result.stats.parts_requested,
         placed: result.stats.parts_placed,
@@ -262,4 +254,17 @@ pub fn placed_items(
             })
         })
         .collect()
+}
+
+/// The layouts drawn as one SVG (the renderer's defaults), for a person to look at.
+pub fn layouts_svg(problem: &Problem, layouts: &[crate::nest2d::SheetLayout]) -> String {
+    crate::export::render::svg(
+        problem,
+        layouts,
+        &crate::export::render::RenderOptions {
+            format: crate::export::render::RenderFormat::Svg,
+            ..Default::default()
+        },
+    )
+    .text
 }

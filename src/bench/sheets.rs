@@ -3,7 +3,7 @@
 //! sheet's area), sheet equivalents (full sheets plus the last sheet's used length over its
 //! length) and the utilisation of every sheet but the last.
 
-use super::esicup::{check_items, parts, placed_items, Item, SolutionPlacement};
+use super::esicup::{check_items, layouts_svg, parts, placed_items, Item, SolutionPlacement};
 use crate::nest2d::{self, CancelHandle, Problem, Settings, SheetSpec};
 use kerf_kernels::Evaluator;
 use serde::{Deserialize, Serialize};
@@ -88,6 +88,8 @@ pub struct Outcome {
     pub placed: u32,
     /// Total part area over the first sheet's area.
     pub area_bound: f64,
+    /// Distinct layouts among the sheets (RepeatPreference trades these against material).
+    pub layouts: usize,
     /// Utilisation (percent) of every sheet but the last, in order.
     pub full_sheet_utilisation: Vec<f64>,
     pub seconds: f64,
@@ -141,20 +143,13 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
         sheets,
     };
     let verified = check_solution(inst, &solution);
-    let svg = crate::export::render::svg(
-        &problem,
-        &result.layouts,
-        &crate::export::render::RenderOptions {
-            format: crate::export::render::RenderFormat::Svg,
-            ..Default::default()
-        },
-    )
-    .text;
+    let svg = layouts_svg(&problem, &result.layouts);
     Ok(Outcome {
         parts: result.stats.parts_requested,
         placed: result.stats.parts_placed,
         area_bound: part_area / inst.sheets[0].width / inst.sheets[0].height,
         full_sheet_utilisation,
+        layouts: result.layouts.len(),
         seconds: result.stats.elapsed_s,
         solution,
         verified,

@@ -88,6 +88,15 @@ impl FilledSheet {
         self.nudges.get(k).copied().unwrap_or_default()
     }
 
+    /// The resolution its poses refer to.
+    pub(super) fn resolution(&self) -> Resolution {
+        Resolution {
+            cell: self.area.cell,
+            table: self.table.clone(),
+            margin: self.area.margin,
+        }
+    }
+
     /// The sheet's grid with every placed raster on it.
     pub(super) fn occupancy(&self) -> kerf_kernels::Occupancy {
         let mut occ = self.area.new_occupancy();
@@ -152,12 +161,8 @@ pub fn nest(
     }
 
     if let (Objective::MinimiseCost, Some(last)) = (s.objective, filled.last()) {
-        let res = Resolution {
-            cell: last.area.cell,
-            table: last.table.clone(),
-            margin: last.area.margin,
-        };
-        smaller_last_sheet(SheetOpener::new(problem, &res), eval, &mut filled, deadline);
+        let opener = SheetOpener::new(problem, &last.resolution());
+        smaller_last_sheet(opener, eval, &mut filled, deadline);
     }
 
     // compact the last sheet: shortest used length, refined from coarse to fine rasters
@@ -636,11 +641,7 @@ fn compact_last_sheet(
         let res = if (choose_cell(problem, s.cells_per_part * factor) - last.area.cell).abs()
             <= 1e-12 * last.area.cell
         {
-            Resolution {
-                cell: last.area.cell,
-                table: last.table.clone(),
-                margin: last.area.margin,
-            }
+            last.resolution()
         } else {
             resolution(problem, s.cells_per_part * factor)
         };

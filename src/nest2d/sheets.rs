@@ -50,6 +50,8 @@ pub(super) const SEARCH_RESOLUTION: f64 = 0.5;
 /// first time; each retry of every refused kind doubles them, `MAX_RETRIES` times at most).
 const INSERT_ROUNDS: u64 = 60;
 const MAX_RETRIES: u32 = 3;
+/// Passes in a row that empty nothing before emptying the last sheet stops.
+const MAX_IDLE_PASSES: u32 = 2;
 /// Share of a sheet's slice for compacting its share of the parts as a strip (before the cut).
 const STRIP_SHARE: f64 = 0.6;
 
@@ -523,6 +525,7 @@ impl SheetSearch<'_> {
         let mut pool: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
         sort_for_placing(self.problem, &mut pool);
         // passes over the other sheets, the emptiest first, while a pass moves something
+        let mut idle_passes = 0;
         for pass in 0u64.. {
             let mut order: Vec<usize> = (0..done.len()).collect();
             order.sort_by(|&a, &b| {
@@ -550,7 +553,17 @@ impl SheetSearch<'_> {
                 left = pool.len(),
                 "emptying the last sheet"
             );
-            if pool.is_empty() || pool.len() == at_start || rounds.is_some_and(|_| pass >= 1) {
+            // a pass that moved nothing may still be followed by one with other seeds, once
+            idle_passes = if pool.len() == at_start {
+                idle_passes + 1
+            } else {
+                0
+            };
+            if pool.is_empty()
+                || idle_passes >= MAX_IDLE_PASSES
+                || Instant::now() >= deadline
+                || rounds.is_some_and(|_| pass >= 1)
+            {
                 break;
             }
         }
