@@ -153,7 +153,14 @@ pub fn nest(
         } else {
             1.0
         };
-        let res = resolution(problem, s.cells_per_part * factor);
+        // never finer than the construction could afford in its time (a big job's first fit
+        // at a finer resolution alone would cost more than the time limit)
+        let cells = s.cells_per_part * factor;
+        let res = if choose_cell(problem, cells) < filled[0].area.cell {
+            filled[0].resolution()
+        } else {
+            resolution(problem, cells)
+        };
         if let Some(better) = search.improve(&filled, &res, until) {
             filled = better;
             on_interim(&result_of(&filled, &unplaced));

@@ -33,7 +33,7 @@ use super::search::{fill, least_overlap_pose, Budget, Compactor, Oriented, Pose}
 use crate::cancel::CancelHandle;
 use kerf_kernels::Evaluator;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Share of the search time (after the construction) for densifying every sheet but the last.
 const DENSIFY_SHARE: f64 = 0.5;
@@ -107,7 +107,6 @@ impl SheetSearch<'_> {
 
         let mut done: Vec<FilledSheet> = Vec::new();
         let mut best_utilisation: f64 = 0.0;
-        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
         while !pool.is_empty() {
             let densifying = Instant::now() < densify_end && !self.cancel.is_cancelled();
             let current = if densifying {
@@ -122,7 +121,7 @@ impl SheetSearch<'_> {
                         / 100.0,
                 );
                 let mut share = quota.take(&pool);
-                let sheet = opener.open(self.eval, &mut share, far)??;
+                let sheet = opener.open(self.eval, &mut share, deadline)??;
                 pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
                 quota.placed(&sheet.placed);
                 let sheets_left = self.sheets_needed(&sheet, &pool, best_utilisation);
@@ -133,7 +132,9 @@ impl SheetSearch<'_> {
                 };
                 self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64)
             } else {
-                opener.open(self.eval, &mut pool, far)??
+                // out of time to densify: first-fit the rest (a deadline passed here drops the
+                // rebuild, and the construction stands)
+                opener.open(self.eval, &mut pool, deadline)??
             };
             let u = self.utilisation(&current);
             best_utilisation = best_utilisation.max(u);
