@@ -15,21 +15,24 @@ fn part(id: &str, outline: &[(f64, f64)], quantity: u32) -> PartSpec {
     }
 }
 
-#[test]
-fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
-    // every evaluation on the GPU, however small
-    let gpu = match GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
-        Ok(g) => g,
+/// The GPU backend with every evaluation on the device however small, or `None` (and a note)
+/// when there is no adapter and KERF_REQUIRE_GPU is not 1.
+fn gpu_or_skip() -> Option<GpuEvaluator> {
+    match GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
+        Ok(g) => Some(g),
         Err(why) => {
             assert!(
                 std::env::var("KERF_REQUIRE_GPU").as_deref() != Ok("1"),
                 "KERF_REQUIRE_GPU=1 but no GPU adapter: {why}"
             );
             eprintln!("NOTE: no GPU adapter ({why}); nothing compared");
-            return;
+            None
         }
-    };
-    let parts = vec![
+    }
+}
+
+fn parts(scale: u32) -> Vec<PartSpec> {
+    vec![
         part(
             "L",
             &[
@@ -40,48 +43,78 @@ fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
                 (12.0, 30.0),
                 (0.0, 30.0),
             ],
-            4,
+            4 * scale,
         ),
-        part("tri", &[(0.0, 0.0), (30.0, 0.0), (0.0, 22.0)], 5),
+        part("tri", &[(0.0, 0.0), (30.0, 0.0), (0.0, 22.0)], 5 * scale),
         part(
             "sq",
             &[(0.0, 0.0), (14.0, 0.0), (14.0, 14.0), (0.0, 14.0)],
-            3,
+            3 * scale,
         ),
-    ];
+    ]
+}
+
+/// Nests on both backends and asserts the same answer; returns the GPU's.
+fn same_on_both(problem: &Problem, gpu: &GpuEvaluator) -> NestResult {
+    let on_cpu = nest(problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
+    let on_gpu = nest(problem, gpu, &CancelHandle::default(), &|_| {}).unwrap();
+    assert_eq!(gpu.failure(), None, "the GPU answered itself");
+    assert!(on_gpu.engine.starts_with("gpu: "), "{}", on_gpu.engine);
+    assert_eq!(on_cpu.engine, "cpu");
+    assert_eq!(on_cpu.layouts, on_gpu.layouts);
+    assert_eq!(on_cpu.unplaced, on_gpu.unplaced);
+    on_gpu
+}
+
+/// An iteration budget, not the clock, ends the search, so the run is reproducible; the time
+/// limit is far away so no step is cut short by a slow device.
+fn reproducible() -> Settings {
+    Settings {
+        max_iterations: Some(6),
+        max_run_time_s: 600.0,
+        seed: 3,
+        max_cpu: 1,
+        cells_per_part: 10.0,
+        part_spacing: 1.0,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
+    let Some(gpu) = gpu_or_skip() else { return };
     let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
     sheet.quantity = Some(3);
     let problem = Problem {
-        parts,
+        parts: parts(1),
         sheets: vec![sheet],
-        settings: Settings {
-            // an iteration budget, not the clock, ends the search: the run is reproducible;
-            // the time limit is far away so no step is cut short by a slow device
-            max_iterations: Some(6),
-            max_run_time_s: 600.0,
-            seed: 3,
-            max_cpu: 1,
-            cells_per_part: 10.0,
-            part_spacing: 1.0,
-            ..Default::default()
-        },
+        settings: reproducible(),
     };
-    let on_cpu = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
-    let on_gpu = nest(&problem, &gpu, &CancelHandle::default(), &|_| {}).unwrap();
-    assert_eq!(gpu.failure(), None, "the GPU answered itself");
+    let on_gpu = same_on_both(&problem, &gpu);
     assert!(
         gpu.answered() > 20,
         "first-fit and the local search ran on the GPU ({} calls)",
         gpu.answered()
     );
-    assert!(on_gpu.engine.starts_with("gpu: "), "{}", on_gpu.engine);
-    assert_eq!(on_cpu.engine, "cpu");
-    assert_eq!(on_cpu.layouts, on_gpu.layouts);
-    assert_eq!(on_cpu.unplaced, on_gpu.unplaced);
-    assert_eq!(on_cpu.stats.parts_placed, 12);
+    assert_eq!(on_gpu.stats.parts_placed, 12);
     eprintln!(
         "same layout on cpu and {} ({} GPU calls)",
         gpu.name(),
         gpu.answered()
     );
+}
+
+#[test]
+fn the_multi_sheet_search_gives_the_same_sheets_on_cpu_and_gpu() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    // three times the parts on a smaller sheet: the search over all sheets runs (shares, strip
+    // and cut, insertions at least-overlap starts, emptying the last sheet)
+    let problem = Problem {
+        parts: parts(3),
+        sheets: vec![SheetSpec::rectangle("s", 100.0, 70.0)],
+        settings: reproducible(),
+    };
+    let on_gpu = same_on_both(&problem, &gpu);
+    assert!(on_gpu.stats.sheets_used >= 3, "a multi-sheet job");
+    assert_eq!(on_gpu.stats.parts_placed, 36);
 }
