@@ -167,17 +167,7 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
         strip_height: inst.strip_height,
         used_length: used,
         density: item_area / (inst.strip_height * used),
-        placements: layout
-            .placements
-            .iter()
-            .map(|p| SolutionPlacement {
-                item_id: inst.items[p.part].id,
-                rotation: p.rotation,
-                mirrored: p.mirrored,
-                x: p.x,
-                y: p.y,
-            })
-            .collect(),
+        placements: solution_placements(&inst.items, layout),
     };
     let verified = check_solution(inst, &solution);
     // the picture shows the strip up to the length used
@@ -267,4 +257,22 @@ pub fn layouts_svg(problem: &Problem, layouts: &[crate::nest2d::SheetLayout]) ->
         },
     )
     .text
+}
+
+/// A layout's placements in the file convention: the instance's item id for each part.
+pub fn solution_placements(
+    items: &[Item],
+    layout: &crate::nest2d::SheetLayout,
+) -> Vec<SolutionPlacement> {
+    layout
+        .placements
+        .iter()
+        .map(|p| SolutionPlacement {
+            item_id: items[p.part].id,
+            rotation: p.rotation,
+            mirrored: p.mirrored,
+            x: p.x,
+            y: p.y,
+        })
+        .collect()
 }

@@ -3,7 +3,9 @@
 //! sheet's area), sheet equivalents (full sheets plus the last sheet's used length over its
 //! length) and the utilisation of every sheet but the last.
 
-use super::esicup::{check_items, layouts_svg, parts, placed_items, Item, SolutionPlacement};
+use super::esicup::{
+    check_items, layouts_svg, parts, placed_items, solution_placements, Item, SolutionPlacement,
+};
 use crate::nest2d::{self, CancelHandle, Problem, Settings, SheetSpec};
 use kerf_kernels::Evaluator;
 use serde::{Deserialize, Serialize};
@@ -116,17 +118,7 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
                 sheet_id: def.id.clone(),
                 width: def.width,
                 height: def.height,
-                placements: layout
-                    .placements
-                    .iter()
-                    .map(|p| SolutionPlacement {
-                        item_id: inst.items[p.part].id,
-                        rotation: p.rotation,
-                        mirrored: p.mirrored,
-                        x: p.x,
-                        y: p.y,
-                    })
-                    .collect(),
+                placements: solution_placements(&inst.items, layout),
             });
         }
     }
