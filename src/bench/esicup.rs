@@ -156,11 +156,7 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
         .layouts
         .first()
         .ok_or_else(|| anyhow::anyhow!("{}: nothing placed", inst.name))?;
-    let item_area: f64 = problem
-        .parts
-        .iter()
-        .map(|p| p.geometry.area() * p.quantity as f64)
-        .sum();
+    let item_area = problem.demanded_area();
     let used = result.stats.used_length;
     let solution = Solution {
         instance: inst.name.clone(),

@@ -103,11 +103,7 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
     let problem = problem(inst, settings);
     let cancel = CancelHandle::default();
     let result = nest2d::nest(&problem, eval, &cancel, &|_| {})?;
-    let part_area: f64 = problem
-        .parts
-        .iter()
-        .map(|p| p.geometry.area() * p.quantity as f64)
-        .sum();
+    let part_area = problem.demanded_area();
     let mut sheets = Vec::new();
     let mut full_sheet_utilisation = Vec::new();
     for layout in &result.layouts {

@@ -225,6 +225,16 @@ pub struct Problem {
     pub settings: Settings,
 }
 
+impl Problem {
+    /// The area of every part copy asked for (fillers aside), holes subtracted.
+    pub fn demanded_area(&self) -> f64 {
+        self.parts
+            .iter()
+            .map(|p| p.geometry.area() * p.quantity as f64)
+            .sum()
+    }
+}
+
 /// A part placed on a sheet (DESIGN 5.2): mirror about the local Y axis when `mirrored`, rotate
 /// `rotation` degrees CCW about the local origin, translate by (`x`, `y`); sheet origin bottom-left.
 #[derive(Clone, Debug, PartialEq)]
