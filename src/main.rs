@@ -180,8 +180,10 @@ enum BenchCmd {
         #[arg(long)]
         compute: Option<String>,
     },
-    /// BPPLIB cutting-stock instances: with DIR/optima.csv, a table per class of how often the
-    /// optimum is reached and proven, and how fast.
+    /// Cutting-stock instances in BPPLIB format. With DIR/optima.csv (published optima): a
+    /// table per class of how often the optimum is reached and proven, and how fast. With
+    /// DIR/instances.csv (from `bench bpp-generate`): a table per family of bars against the
+    /// proven bound and against first-fit decreasing, and seconds against the limit.
     Bpp {
         dir: PathBuf,
         /// Time limit per instance, in seconds.
@@ -193,6 +195,16 @@ enum BenchCmd {
         /// Also a line per instance: bars, optimum, whether proven, seconds.
         #[arg(long)]
         each: bool,
+    },
+    /// Writes large cutting-stock instances (capacities 10^4 to 10^6, 100 to 1,000 lengths, up
+    /// to 10,000 pieces, five families) in BPPLIB format, with DIR/instances.csv.
+    BppGenerate {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        count: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// How long each export takes for one result: a nest of the DXF files in DIR (copies up
     /// to --parts) on --sheet sheets, then each export type generated as the service does.
@@ -377,7 +389,21 @@ fn run(cli: Cli) -> Result<()> {
                     class,
                     each,
                 },
+        } if dir.join("instances.csv").exists() && !dir.join("optima.csv").exists() => {
+            bench_bpp_large(&dir, time, class.as_deref(), each)
+        }
+        Cmd::Bench {
+            which:
+                BenchCmd::Bpp {
+                    dir,
+                    time,
+                    class,
+                    each,
+                },
         } => bench_bpp(&dir, time, class.as_deref(), each),
+        Cmd::Bench {
+            which: BenchCmd::BppGenerate { out, count, seed },
+        } => bpp_generate(&out, count, seed),
         Cmd::Bench {
             which:
                 BenchCmd::Exports {
@@ -636,6 +662,125 @@ fn bench_kernels(budget: f64, max_sheet: u32, cpu_only: bool) -> Result<()> {
     if !all_agree {
         anyhow::bail!("the backends disagree");
     }
+    Ok(())
+}
+
+fn bpp_generate(out: &std::path::Path, count: usize, seed: u64) -> Result<()> {
+    use kerf::bench::{bpp, bpp_gen};
+    std::fs::create_dir_all(out)?;
+    let mut list = format!("{}\n", bpp::LIST_HEADER);
+    for g in bpp_gen::generate(count, seed) {
+        let file = format!("{}.txt", g.name);
+        std::fs::write(out.join(&file), g.to_bpplib())?;
+        list.push_str(&format!(
+            "{},{},{},{},{},{},{}\n",
+            g.name,
+            g.family,
+            file,
+            g.pieces(),
+            g.capacity,
+            g.items.len(),
+            g.optimum.map(|o| o.to_string()).unwrap_or_default()
+        ));
+    }
+    std::fs::write(out.join("instances.csv"), list)?;
+    println!("{count} instances written to {}", out.display());
+    Ok(())
+}
+
+/// The table of `kerf bench bpp` on generated instances: per family, the gap of the plan to
+/// the solver's proven bound (and to first-fit decreasing), how many plans are within one bar
+/// of the bound, and seconds against the limit (a run over the limit by more than 5 % or
+/// 0.1 s, whichever is larger, is counted).
+fn bench_bpp_large(dir: &std::path::Path, time: f64, only: Option<&str>, each: bool) -> Result<()> {
+    use kerf::bench::bpp;
+    let listed: Vec<bpp::Listed> = bpp::listed(dir)?
+        .into_iter()
+        .filter(|l| only.is_none_or(|c| l.family.contains(c) || l.name == c))
+        .collect();
+    let mut families: Vec<String> = Vec::new();
+    for l in &listed {
+        if !families.contains(&l.family) {
+            families.push(l.family.clone());
+        }
+    }
+    let allowed = time + (0.05 * time).max(0.1);
+    println!(
+        "{:<8} {:>4} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>5}",
+        "family",
+        "n",
+        "bars",
+        "bound",
+        "gap %",
+        "<=1 bar",
+        "optimal",
+        "FFD gap%",
+        "mean s",
+        "max s",
+        "over"
+    );
+    let row = |name: &str, o: &[&bpp::LargeOutcome]| {
+        let n = o.len().max(1) as f64;
+        let gap =
+            |bars: u32, bound: u32| 100.0 * (bars as f64 - bound as f64) / bound.max(1) as f64;
+        let known = o.iter().filter(|x| x.optimum.is_some()).count();
+        println!(
+            "{:<8} {:>4} {:>8} {:>8} {:>7.3} {:>7} {:>8} {:>8.3} {:>7.3} {:>7.3} {:>5}",
+            name,
+            o.len(),
+            o.iter().map(|x| x.bars as u64).sum::<u64>(),
+            o.iter().map(|x| x.bound as u64).sum::<u64>(),
+            o.iter().map(|x| gap(x.bars, x.bound)).sum::<f64>() / n,
+            o.iter().filter(|x| x.bars <= x.bound + 1).count(),
+            if known > 0 {
+                format!(
+                    "{}/{known}",
+                    o.iter()
+                        .filter(|x| x.optimum.is_some_and(|b| x.bars <= b))
+                        .count()
+                )
+            } else {
+                "-".into()
+            },
+            o.iter().map(|x| gap(x.ffd_bars, x.bound)).sum::<f64>() / n,
+            o.iter().map(|x| x.seconds).sum::<f64>() / n,
+            o.iter().map(|x| x.seconds).fold(0.0, f64::max),
+            o.iter().filter(|x| x.seconds > allowed).count(),
+        );
+    };
+    let mut all = Vec::new();
+    for f in &families {
+        let mut outcomes = Vec::new();
+        for l in listed.iter().filter(|l| &l.family == f) {
+            let o = bpp::run_listed(dir, l, time)?;
+            if each {
+                println!(
+                    "  {:<22} {:>6} pieces {:>6} bars, bound {:>6}, FFD {:>6}, {:>7.3} s{}",
+                    o.name,
+                    o.pieces,
+                    o.bars,
+                    o.bound,
+                    o.ffd_bars,
+                    o.seconds,
+                    o.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
+                );
+            }
+            if let Some(opt) = o.optimum.filter(|&opt| o.bars < opt) {
+                anyhow::bail!(
+                    "{}: {} bars is below the known optimum {opt}",
+                    o.name,
+                    o.bars
+                );
+            }
+            outcomes.push(o);
+        }
+        row(f, &outcomes.iter().collect::<Vec<_>>());
+        all.extend(outcomes);
+    }
+    row("all", &all.iter().collect::<Vec<_>>());
     Ok(())
 }
 

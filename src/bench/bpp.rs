@@ -150,3 +150,74 @@ pub fn check(inst: &Instance, plan: &nest1d::Plan) -> Result<()> {
     }
     Ok(())
 }
+
+/// A row of instances.csv, the list `kerf bench bpp-generate` writes (name, family, file,
+/// items, capacity, lengths, optimum; the optimum empty where it is not known).
+pub struct Listed {
+    pub name: String,
+    pub family: String,
+    pub file: String,
+    pub optimum: Option<u32>,
+}
+
+pub const LIST_HEADER: &str = "name,family,file,items,capacity,lengths,optimum";
+
+pub fn listed(dir: &Path) -> Result<Vec<Listed>> {
+    let path = dir.join("instances.csv");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            if f.len() < 7 {
+                bail!("instances.csv: '{l}' has fewer than 7 fields");
+            }
+            let optimum = match f[6].trim() {
+                "" => None,
+                o => Some(o.parse().with_context(|| format!("instances.csv: '{l}'"))?),
+            };
+            Ok(Listed {
+                name: f[0].into(),
+                family: f[1].into(),
+                file: f[2].into(),
+                optimum,
+            })
+        })
+        .collect()
+}
+
+/// One solved generated instance, beside first-fit decreasing on the same pieces.
+pub struct LargeOutcome {
+    pub family: String,
+    pub name: String,
+    pub pieces: u64,
+    pub bars: u32,
+    /// The solver's proven lower bound (the LP bound rounded up once column generation ends).
+    pub bound: u32,
+    pub optimum: Option<u32>,
+    pub ffd_bars: u32,
+    pub seconds: f64,
+    pub note: Option<String>,
+}
+
+pub fn run_listed(dir: &Path, l: &Listed, seconds: f64) -> Result<LargeOutcome> {
+    let path = dir.join(&l.file);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let inst = parse(&text).with_context(|| format!("{}", path.display()))?;
+    let problem = problem(&inst, seconds);
+    let plan = nest1d::solve(&problem);
+    check(&inst, &plan).with_context(|| format!("{}: the plan is wrong", l.name))?;
+    let (ffd, _) = nest1d::heuristic::decreasing(&nest1d::instance::Instance::of(&problem), false);
+    Ok(LargeOutcome {
+        family: l.family.clone(),
+        name: l.name.clone(),
+        pieces: inst.items.iter().map(|&(_, d)| d as u64).sum(),
+        bars: plan.bars(),
+        bound: plan.lower_bound.round() as u32,
+        optimum: l.optimum,
+        ffd_bars: ffd.len() as u32,
+        seconds: plan.seconds,
+        note: plan.note.clone(),
+    })
+}

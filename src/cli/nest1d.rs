@@ -152,5 +152,8 @@ pub fn run(a: Nest1dArgs) -> Result<()> {
         },
         plan.seconds
     );
+    if let Some(note) = &plan.note {
+        println!("note: {note}");
+    }
     Ok(())
 }

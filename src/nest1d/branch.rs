@@ -592,8 +592,9 @@ impl<'a> Tree<'a> {
                     .map(|(&a, &v)| a as f64 * v)
                     .sum::<f64>()
             };
-            let (_, counts, _) =
-                knapsack::bounded_search(&values, &rows.size, &ones, cap, QUICK_NODES);
+            let counts =
+                knapsack::bounded_search(&values, &rows.size, &ones, cap, QUICK_NODES, &|| false)
+                    .counts;
             if reduced(&counts) < -1e-9 && !rows.clash(&counts) && rows.load(&counts) >= min_load {
                 master.add_and_enter(rows.column(counts));
                 continue;

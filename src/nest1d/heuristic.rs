@@ -93,41 +93,80 @@ pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
     (bars, left)
 }
 
-/// Minimum bin slack: each new bar takes the longest piece left, then the set of remaining
-/// pieces that fills the rest of it best (a subset-sum, solved exactly by the pricing
-/// knapsack with values equal to sizes). Strong where pieces combine into exact fits.
-/// Stock limits are honoured as in `decreasing`; pieces left over are returned.
-pub fn min_slack(inst: &Instance) -> (Vec<Bar>, Vec<u32>) {
+/// The largest table (bits) `min_slack` builds for one bar, and the nodes of its branch and
+/// bound where a table would be bigger: one bar's fill needs no proof, and an order of
+/// thousands of bars on a capacity of 10^6 cannot pay a table each.
+const FILL_TABLE_BITS: u64 = 20_000_000;
+const FILL_NODES: u64 = 20_000;
+
+/// Minimum bin slack, pattern by pattern (Haessler's sequential heuristic): each new bar takes
+/// the longest piece left, then the set of remaining pieces that fills the rest of it best (a
+/// subset-sum, by the pricing knapsack with values equal to sizes: exact where a small table
+/// or a short search settles it, else the best of a bounded search), and that pattern is cut
+/// as many times as the pieces left allow. Strong where pieces combine into exact fits, and
+/// one fill serves many bars on large orders. Once `stop` says so, the rest is packed first-fit
+/// decreasing. Stock limits are honoured as in `decreasing`; pieces left over are returned.
+pub fn min_slack(inst: &Instance, stop: &dyn Fn() -> bool) -> (Vec<Bar>, Vec<u32>) {
     let n = inst.types();
     let mut left = inst.demand.clone();
     let mut bars = Vec::new();
     let mut used = vec![0u32; inst.stock.len()];
     let types = opening_order(inst);
     let values: Vec<f64> = inst.size.iter().map(|&s| s as f64).collect();
+    let budget = super::knapsack::Budget {
+        table_bits: FILL_TABLE_BITS,
+        nodes: FILL_NODES,
+        stop,
+    };
     while let Some(first) = (0..n).find(|&i| left[i] > 0) {
+        if stop() {
+            let rest = Instance {
+                demand: left,
+                limit: (0..inst.stock.len())
+                    .map(|t| inst.limit[t].map(|l| l - used[t]))
+                    .collect(),
+                ..inst.clone()
+            };
+            let (more, short) = decreasing(&rest, false);
+            bars.extend(more);
+            return (bars, short);
+        }
         let Some(&t) = types.iter().find(|&&t| {
             inst.capacity[t] >= inst.size[first] && inst.limit[t].is_none_or(|l| used[t] < l)
         }) else {
             break;
         };
-        used[t] += 1;
         left[first] -= 1;
         let room = inst.capacity[t] - inst.size[first];
-        let (_, mut counts) = super::knapsack::best_pattern(&values, &inst.size, &left, room);
-        for (l, c) in left.iter_mut().zip(&counts) {
-            *l -= *c;
-        }
+        let priced = super::knapsack::best_patterns(&values, &inst.size, &left, room, 1, &budget);
+        left[first] += 1;
+        let mut counts = priced.patterns.into_iter().next().expect("a pattern").1;
         counts[first] += 1;
+        let copies = counts
+            .iter()
+            .zip(&left)
+            .filter(|(&c, _)| c > 0)
+            .map(|(&c, &l)| l / c)
+            .min()
+            .unwrap_or(1)
+            .min(inst.limit[t].map_or(u32::MAX, |l| l - used[t]))
+            .max(1);
+        used[t] += copies;
+        for (l, c) in left.iter_mut().zip(&counts) {
+            *l -= *c * copies;
+        }
         let load: i64 = counts
             .iter()
             .zip(&inst.size)
             .map(|(&c, &s)| c as i64 * s)
             .sum();
-        bars.push(Bar {
-            stock: t,
-            free: inst.capacity[t] - load,
-            counts,
-        });
+        for _ in 0..copies {
+            bars.push(Bar {
+                stock: t,
+                free: inst.capacity[t] - load,
+                counts: counts.clone(),
+            });
+        }
     }
     (bars, left)
 }

@@ -1,7 +1,10 @@
 //! Exact pricing for column generation: the bounded knapsack
 //! max sum(value_i a_i) subject to sum(size_i a_i) <= capacity, 0 <= a_i <= bound_i, integers,
 //! by dynamic programming over the capacity (bounds split into powers of two), with a bit table
-//! to read the best pattern back.
+//! to read the best pattern back, or by branch and bound where a table over the capacity would
+//! be too big.
+
+use super::instance::MAX_TABLE_BITS;
 
 /// A 0/1 item of the split problem: `count` copies of item `item`.
 struct Chunk {
@@ -15,14 +18,16 @@ struct Chunk {
 /// <= 0 are never taken), and up to `k - 1` runners-up from the same table: the best pattern within
 /// each smaller capacity where the best value drops (distinct patterns, best first). Column
 /// generation adds them all: one table costs the same for one pattern or ten, and the extra
-/// columns save later tables.
+/// columns save later tables. None when `stop` says so between two rows (a row costs one
+/// pass over the capacity).
 pub fn bounded_many(
     values: &[f64],
     sizes: &[i64],
     bounds: &[u32],
     capacity: i64,
     k: usize,
-) -> Vec<(f64, Vec<u32>)> {
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<(f64, Vec<u32>)>> {
     let n = values.len();
     let cap = capacity.max(0) as usize;
     let mut chunks = Vec::new();
@@ -50,6 +55,9 @@ pub fn bounded_many(
     let mut next = vec![0.0f64; cap + 1];
     let mut take = vec![0u64; words * chunks.len()];
     for (k, ch) in chunks.iter().enumerate() {
+        if stop() {
+            return None;
+        }
         let w = ch.size as usize;
         let v = ch.value;
         table_row(
@@ -83,7 +91,7 @@ pub fn bounded_many(
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// One step of a knapsack table: `next` is `best` with one more item of size `w` and value
@@ -119,17 +127,33 @@ pub fn table_bits(sizes: &[i64], bounds: &[u32], capacity: i64) -> u64 {
     chunks * (capacity.max(0) as u64 + 64)
 }
 
+/// What `bounded_search` found.
+pub struct Found {
+    pub value: f64,
+    pub counts: Vec<u32>,
+    /// True when the search ended: `counts` is then an optimum.
+    pub finished: bool,
+    /// An upper bound on the value of every pattern: the optimum's value when the search
+    /// ended, else the root's bound.
+    pub upper: f64,
+}
+
+/// Nodes between two looks at the clock in `bounded_search`.
+const NODES_PER_CLOCK_CHECK: u64 = 1024;
+
 /// The same problem by depth-first branch and bound (items by value per size, Dantzig's
-/// fractional bound), which is fast when few pieces fill a bar or the values are uneven.
-/// Returns the best pattern found and whether the search finished (the pattern is then the
-/// optimum); past `node_limit` nodes it stops with the best found so far.
+/// fractional bound), which is fast when few pieces fill a bar or the values are uneven, and
+/// needs no table over the capacity (so it serves capacities of millions). Past `node_limit`
+/// nodes, or once `stop` says so (asked every `NODES_PER_CLOCK_CHECK` nodes), it ends with
+/// the best pattern found so far.
 pub fn bounded_search(
     values: &[f64],
     sizes: &[i64],
     bounds: &[u32],
     capacity: i64,
     node_limit: u64,
-) -> (f64, Vec<u32>, bool) {
+    stop: &dyn Fn() -> bool,
+) -> Found {
     let mut items: Vec<usize> = (0..values.len())
         .filter(|&i| values[i] > 0.0 && sizes[i] > 0 && sizes[i] <= capacity && bounds[i] > 0)
         .collect();
@@ -158,6 +182,7 @@ pub fn bounded_search(
         top[k + 1] = top[k] + v;
     }
     struct Search<'a> {
+        stop: &'a dyn Fn() -> bool,
         top: Vec<f64>,
         smallest: i64,
         values: &'a [f64],
@@ -189,7 +214,8 @@ pub fn bounded_search(
         }
         fn go(&mut self, k: usize, room: i64, value: f64) -> bool {
             self.nodes += 1;
-            if self.nodes > self.limit {
+            if self.nodes > self.limit || (self.nodes % NODES_PER_CLOCK_CHECK == 0 && (self.stop)())
+            {
                 return false;
             }
             if value > self.best + 1e-12 {
@@ -218,6 +244,7 @@ pub fn bounded_search(
     }
     let n = values.len();
     let mut s = Search {
+        stop,
         top,
         smallest,
         values,
@@ -230,39 +257,93 @@ pub fn bounded_search(
         nodes: 0,
         limit: node_limit,
     };
+    let root_bound = s.bound(0, capacity);
     let finished = s.go(0, capacity, 0.0);
-    (s.best, s.best_counts, finished)
+    Found {
+        value: s.best,
+        upper: if finished {
+            s.best
+        } else {
+            root_bound.max(s.best)
+        },
+        counts: s.best_counts,
+        finished,
+    }
 }
 
-/// Nodes the exact pricing's branch and bound may take before the table is built instead.
+/// Nodes the exact pricing's branch and bound may take before a table is built instead.
 const EXACT_SEARCH_NODES: u64 = 5_000;
 
-/// The exact pricing: branch and bound first, the table when the search grows too big (then
-/// with up to `k - 1` runners-up, see `bounded_many`).
+/// What an exact pricing may spend: the largest table (bits; `MAX_TABLE_BITS` at most), the
+/// nodes of the branch and bound where no table may be built, and a stop (the deadline).
+pub struct Budget<'a> {
+    pub table_bits: u64,
+    pub nodes: u64,
+    pub stop: &'a dyn Fn() -> bool,
+}
+
+/// Patterns best first, and an upper bound on the value of every pattern.
+pub struct Priced {
+    pub patterns: Vec<(f64, Vec<u32>)>,
+    pub upper: f64,
+    /// True when the first pattern is proven best (`upper` is then its value).
+    pub exact: bool,
+}
+
+/// The pricing: branch and bound first; when that grows past `EXACT_SEARCH_NODES`, the table
+/// (with up to `k - 1` runners-up, see `bounded_many`) if `budget` allows one that big, else
+/// the branch and bound again with the budget's nodes and stop. Large capacities (a bar of
+/// 10^6 units) take the last way: a table over them is too big and too slow, while a bar
+/// holds few pieces and the search ends quickly. When it does not end, the best pattern found
+/// comes back with the root's bound, `exact` false.
 pub fn best_patterns(
     values: &[f64],
     sizes: &[i64],
     bounds: &[u32],
     capacity: i64,
     k: usize,
-) -> Vec<(f64, Vec<u32>)> {
-    match bounded_search(values, sizes, bounds, capacity, EXACT_SEARCH_NODES) {
-        (v, c, true) => vec![(v, c)],
-        _ => bounded_many(values, sizes, bounds, capacity, k),
+    budget: &Budget,
+) -> Priced {
+    let quick = bounded_search(
+        values,
+        sizes,
+        bounds,
+        capacity,
+        EXACT_SEARCH_NODES,
+        budget.stop,
+    );
+    if quick.finished {
+        return Priced {
+            upper: quick.value,
+            patterns: vec![(quick.value, quick.counts)],
+            exact: true,
+        };
     }
-}
-
-/// The exact pricing's best pattern alone.
-pub fn best_pattern(
-    values: &[f64],
-    sizes: &[i64],
-    bounds: &[u32],
-    capacity: i64,
-) -> (f64, Vec<u32>) {
-    best_patterns(values, sizes, bounds, capacity, 1)
-        .into_iter()
-        .next()
-        .expect("the best pattern comes first")
+    if table_bits(sizes, bounds, capacity) <= budget.table_bits.min(MAX_TABLE_BITS) {
+        return match bounded_many(values, sizes, bounds, capacity, k, budget.stop) {
+            Some(patterns) => Priced {
+                upper: patterns[0].0,
+                patterns,
+                exact: true,
+            },
+            None => Priced {
+                upper: quick.upper,
+                patterns: vec![(quick.value, quick.counts)],
+                exact: false,
+            },
+        };
+    }
+    let long = bounded_search(values, sizes, bounds, capacity, budget.nodes, budget.stop);
+    let best = if long.value >= quick.value {
+        (long.value, long.counts)
+    } else {
+        (quick.value, quick.counts)
+    };
+    Priced {
+        upper: long.upper.max(best.0),
+        patterns: vec![best],
+        exact: long.finished,
+    }
 }
 
 /// What `best_loaded` found: conflict-free patterns (best first) and an upper bound on the

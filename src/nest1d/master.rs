@@ -1,8 +1,11 @@
-//! The master LP of column generation, by the revised simplex method with an explicit basis
-//! inverse: minimise cost . x subject to A x >= demand, x >= 0, where each column of A is a
+//! The master LP of column generation, by the revised simplex method on a sparse LU
+//! factorization of the basis (`lu::Factor`, product-form updates between refactorizations):
+//! minimise cost . x subject to A x >= demand, x >= 0, where each column of A is a
 //! cutting pattern (pieces of each type on one bar). Rows are piece types; each row has a
 //! surplus variable. The start basis is one homogeneous pattern per row (only that piece,
 //! as many as fit), so the basis starts diagonal and feasible.
+
+use super::lu::Factor;
 
 /// A pattern: one bar of stock type `stock` giving `counts[i]` pieces of type i.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,7 +29,9 @@ pub struct Master {
     /// The columns' nonzero entries (row, count): pricing and pivoting touch only these.
     sparse: Vec<Vec<(usize, f64)>>,
     basis: Vec<Var>,
-    binv: Vec<f64>,
+    /// The basis, factored: every solve with it (values, duals, entering columns, the dual
+    /// simplex's pivot row) goes through this.
+    factor: Factor,
     xb: Vec<f64>,
     /// The duals y = c_B B^-1, kept up to date by each pivot (recomputed at each inversion).
     y: Vec<f64>,
@@ -41,9 +46,13 @@ pub struct Master {
     /// Pivots in a row that did not move the solution; past `BLAND_AFTER`, Bland's rule
     /// (first improving variable, smallest leaving variable) so degenerate steps cannot cycle.
     stalled: usize,
+    /// Where the next partial pricing of `improve` starts among the columns.
+    scan_from: usize,
 }
 
 const BLAND_AFTER: usize = 50;
+/// Columns priced together in a step of `improve` (see there).
+const PRICING_BLOCK: usize = 1 << 40;
 
 const EPS: f64 = 1e-9;
 /// Cost factor of a retired column (see `Master::trim_to`).
@@ -54,8 +63,9 @@ const HARRIS: f64 = 1e-9;
 const PERTURBATION: f64 = 1e-6;
 /// The largest relative cost perturbation (see `Master::perturb_costs`).
 const COST_NOISE: f64 = 1e-5;
-/// Pivots between two fresh inversions of the basis (bounds the drift of the updates).
-const REFACTOR_EVERY: usize = 128;
+/// Updates between two fresh factorizations: each update lengthens every solve by an eta
+/// column, and a fresh factor also ends the drift of the updates.
+const REFACTOR_EVERY: usize = 64;
 
 impl Master {
     /// `homogeneous[i]` is a column holding only pieces of type i (it becomes basic for row i).
@@ -78,7 +88,7 @@ impl Master {
                 .map(|(i, &d)| d as f64 + PERTURBATION * perturbation(i))
                 .collect(),
             basis: (0..m).map(Var::Col).collect(),
-            binv: vec![0.0; m * m],
+            factor: Factor::identity(m),
             xb: vec![0.0; m],
             y: vec![0.0; m],
             sparse,
@@ -88,22 +98,10 @@ impl Master {
             price,
             seed: 0,
             stalled: 0,
+            scan_from: 0,
         };
         master.refactor();
         master
-    }
-
-    fn coef(&self, v: Var, row: usize) -> f64 {
-        match v {
-            Var::Col(j) => self.cols[j].counts[row] as f64,
-            Var::Surplus(i) => {
-                if i == row {
-                    -1.0
-                } else {
-                    0.0
-                }
-            }
-        }
     }
 
     /// The cost the simplex works with: a retired column's is `RETIRED_COST` times its own.
@@ -115,60 +113,15 @@ impl Master {
         }
     }
 
-    /// Inverts the basis afresh (Gauss-Jordan, partial pivoting) and recomputes the values.
+    /// Factors the basis afresh and recomputes the values and duals. A basis reached by
+    /// valid pivots is never singular; should rounding make it look so, the factor with its
+    /// updates is kept (it still solves with this basis).
     fn refactor(&mut self) {
-        let m = self.m;
-        let mut a = vec![0.0; m * m];
-        for (k, &v) in self.basis.iter().enumerate() {
-            for r in 0..m {
-                a[r * m + k] = self.coef(v, r);
-            }
+        let columns: Vec<Vec<(usize, f64)>> = self.basis.iter().map(|&v| self.entries(v)).collect();
+        match Factor::new(self.m, &columns) {
+            Ok(f) => self.factor = f,
+            Err(_) => tracing::warn!("master LP: the basis looks singular; refactoring later"),
         }
-        let mut inv = vec![0.0; m * m];
-        for i in 0..m {
-            inv[i * m + i] = 1.0;
-        }
-        for col in 0..m {
-            let p = (col..m)
-                .max_by(|&x, &y| a[x * m + col].abs().total_cmp(&a[y * m + col].abs()))
-                .unwrap_or(col);
-            if a[p * m + col].abs() < 1e-12 {
-                continue; // singular: cannot happen from valid pivots
-            }
-            if p != col {
-                for c in 0..m {
-                    a.swap(p * m + c, col * m + c);
-                    inv.swap(p * m + c, col * m + c);
-                }
-            }
-            // columns left of `col` are already unit vectors: row `col` is zero there
-            let d = a[col * m + col];
-            for c in col..m {
-                a[col * m + c] /= d;
-            }
-            for c in 0..m {
-                inv[col * m + c] /= d;
-            }
-            let (pivot_a, pivot_inv) = (
-                a[col * m..(col + 1) * m].to_vec(),
-                inv[col * m..(col + 1) * m].to_vec(),
-            );
-            for r in 0..m {
-                if r != col {
-                    let f = a[r * m + col];
-                    if f != 0.0 {
-                        for (x, p) in a[r * m + col..(r + 1) * m].iter_mut().zip(&pivot_a[col..]) {
-                            *x -= f * p;
-                        }
-                        for (x, p) in inv[r * m..(r + 1) * m].iter_mut().zip(&pivot_inv) {
-                            *x -= f * p;
-                        }
-                    }
-                }
-            }
-        }
-        // inv maps rows of the system to basis positions: x_B = inv . demand
-        self.binv = inv;
         self.recompute_values();
         self.y = self.compute_duals();
         self.pivots = 0;
@@ -176,10 +129,9 @@ impl Master {
 
     /// x_B = B^-1 demand.
     fn recompute_values(&mut self) {
-        let m = self.m;
-        for k in 0..m {
-            self.xb[k] = (0..m).map(|r| self.binv[k * m + r] * self.demand[r]).sum();
-        }
+        let mut x = self.demand.clone();
+        self.factor.ftran(&mut x);
+        self.xb = x;
     }
 
     /// The dual values y = c_B B^-1 (one per piece type).
@@ -188,16 +140,8 @@ impl Master {
     }
 
     fn compute_duals(&self) -> Vec<f64> {
-        let m = self.m;
-        let mut y = vec![0.0; m];
-        for (k, &v) in self.basis.iter().enumerate() {
-            let c = self.cost(v);
-            if c != 0.0 {
-                for (r, yr) in y.iter_mut().enumerate() {
-                    *yr += c * self.binv[k * m + r];
-                }
-            }
-        }
+        let mut y: Vec<f64> = self.basis.iter().map(|&v| self.cost(v)).collect();
+        self.factor.btran(&mut y);
         y
     }
 
@@ -260,37 +204,58 @@ impl Master {
         }
     }
 
-    /// Takes one simplex step with the best-priced variable among the columns held and the
-    /// surpluses. False when none prices out (the LP over these columns is optimal).
+    /// Takes one simplex step with a variable that prices out, among the columns held and the
+    /// surpluses. False when none does (the LP over these columns is optimal).
+    ///
+    /// Partial pricing: the columns are priced in blocks of `PRICING_BLOCK`, from where the
+    /// last step stopped, and the best of the first block that holds a candidate enters (the
+    /// surpluses are priced every time). Why: with thousands of columns, pricing them all at
+    /// every step cost more than the step itself, and the best of a block enters almost as
+    /// well. Only a pass over every column that finds nothing ends the LP. When the steps
+    /// stall, Bland's rule instead: the first improving variable in index order.
     pub fn improve(&mut self, y: &[f64]) -> bool {
-        let mut basic_col = vec![false; self.cols.len()];
-        let mut basic_surplus = vec![false; self.m];
-        for v in &self.basis {
-            match *v {
-                Var::Col(j) => basic_col[j] = true,
-                Var::Surplus(i) => basic_surplus[i] = true,
-            }
-        }
-        let in_basis = |v: &Var| match *v {
-            Var::Col(j) => basic_col[j],
-            Var::Surplus(i) => basic_surplus[i],
+        let (basic_col, basic_surplus) = self.basic_flags();
+        let n = self.cols.len();
+        let bland = self.stalled > BLAND_AFTER;
+        let prices_out = |master: &Master, v: Var| {
+            let basic = match v {
+                Var::Col(j) => basic_col[j] || master.retired[j],
+                Var::Surplus(i) => basic_surplus[i],
+            };
+            let rc = if basic { 0.0 } else { master.reduced(v, y) };
+            (rc < -EPS).then_some(rc)
         };
         let mut best: Option<(f64, Var)> = None;
-        let candidates = (0..self.cols.len())
-            .map(Var::Col)
-            .chain((0..self.m).map(Var::Surplus));
-        let bland = self.stalled > BLAND_AFTER;
-        for v in candidates {
-            if matches!(v, Var::Col(j) if self.retired[j]) {
-                continue;
+        if bland {
+            best = (0..n)
+                .map(Var::Col)
+                .chain((0..self.m).map(Var::Surplus))
+                .find_map(|v| prices_out(self, v).map(|rc| (rc, v)));
+        } else {
+            for v in (0..self.m).map(Var::Surplus) {
+                if let Some(rc) = prices_out(self, v) {
+                    if best.is_none_or(|(b, _)| rc < b) {
+                        best = Some((rc, v));
+                    }
+                }
             }
-            let rc = self.reduced(v, y);
-            if rc < -EPS && best.is_none_or(|(b, _)| rc < b) && !in_basis(&v) {
-                best = Some((rc, v));
-                if bland {
+            let start = self.scan_from.min(n);
+            let mut scanned = 0;
+            let mut found_in_columns = false;
+            while scanned < n {
+                let j = (start + scanned) % n;
+                scanned += 1;
+                if let Some(rc) = prices_out(self, Var::Col(j)) {
+                    found_in_columns = true;
+                    if best.is_none_or(|(b, _)| rc < b) {
+                        best = Some((rc, Var::Col(j)));
+                    }
+                }
+                if found_in_columns && scanned % PRICING_BLOCK == 0 {
                     break;
                 }
             }
+            self.scan_from = (start + scanned) % n.max(1);
         }
         match best {
             Some((_, v)) => {
@@ -299,6 +264,19 @@ impl Master {
             }
             None => false,
         }
+    }
+
+    /// Which columns and which surpluses are basic.
+    fn basic_flags(&self) -> (Vec<bool>, Vec<bool>) {
+        let mut basic_col = vec![false; self.cols.len()];
+        let mut basic_surplus = vec![false; self.m];
+        for v in &self.basis {
+            match *v {
+                Var::Col(j) => basic_col[j] = true,
+                Var::Surplus(i) => basic_surplus[i] = true,
+            }
+        }
+        (basic_col, basic_surplus)
     }
 
     /// Adds a column (out of the basis).
@@ -365,40 +343,30 @@ impl Master {
 
     /// B^-1 times the column of `v`.
     fn column_in_basis(&self, v: Var) -> Vec<f64> {
-        let m = self.m;
-        let a = self.entries(v);
-        (0..m)
-            .map(|k| a.iter().map(|&(r, x)| self.binv[k * m + r] * x).sum())
-            .collect()
+        let mut u = vec![0.0; self.m];
+        for (r, x) in self.entries(v) {
+            u[r] += x;
+        }
+        self.factor.ftran(&mut u);
+        u
     }
 
     /// Brings `v` (whose column in the basis is `u`) in at basis position `r`.
     fn pivot(&mut self, v: Var, u: &[f64], r: usize) {
-        let m = self.m;
-        let entering_rc = self.reduced(v, &self.y);
-        let pr = u[r];
-        for c in 0..m {
-            self.binv[r * m + c] /= pr;
-        }
-        self.xb[r] /= pr;
-        for k in 0..m {
+        let step = self.xb[r] / u[r];
+        for (k, x) in self.xb.iter_mut().enumerate() {
             if k != r && u[k] != 0.0 {
-                let f = u[k];
-                for c in 0..m {
-                    self.binv[k * m + c] -= f * self.binv[r * m + c];
-                }
-                self.xb[k] -= f * self.xb[r];
+                *x -= u[k] * step;
             }
         }
-        // y' = y + d_q (row r of the new inverse): the entering column prices to zero, the
-        // other basic ones stay at zero
-        for c in 0..m {
-            self.y[c] += entering_rc * self.binv[r * m + c];
-        }
+        self.xb[r] = step;
         self.basis[r] = v;
+        self.factor.update(r, u);
         self.pivots += 1;
         if self.pivots >= REFACTOR_EVERY {
             self.refactor();
+        } else {
+            self.y = self.compute_duals();
         }
     }
 
@@ -490,15 +458,11 @@ impl Master {
             else {
                 return;
             };
-            let row = &self.binv[r * m..(r + 1) * m];
-            let mut basic = vec![false; self.cols.len()];
-            let mut basic_surplus = vec![false; m];
-            for v in &self.basis {
-                match *v {
-                    Var::Col(j) => basic[j] = true,
-                    Var::Surplus(i) => basic_surplus[i] = true,
-                }
-            }
+            // row r of B^-1
+            let mut row = vec![0.0; m];
+            row[r] = 1.0;
+            self.factor.btran(&mut row);
+            let (basic, basic_surplus) = self.basic_flags();
             // Harris's ratio test: the cutting stock master is highly dual degenerate (many
             // reduced costs are zero), and the plain minimum ratio then often picks a tiny
             // pivot that blows the values up; among the near-minimum ratios, the largest pivot

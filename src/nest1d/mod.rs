@@ -7,6 +7,7 @@ pub mod branch;
 pub mod heuristic;
 pub mod instance;
 pub mod knapsack;
+pub mod lu;
 pub mod master;
 pub mod model;
 pub mod solve;

@@ -80,6 +80,10 @@ pub struct Plan {
     /// True when `value` equals the lower bound: no plan is better.
     pub proven_optimal: bool,
     pub seconds: f64,
+    /// How the time limit shaped the plan, when it cut the method short (for example: only
+    /// the first answers had time); None when the method ran as far as it needed or the
+    /// limit allowed it to improve on them.
+    pub note: Option<String>,
 }
 
 impl Plan {

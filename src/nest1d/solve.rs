@@ -10,6 +10,7 @@ use super::branch;
 use super::heuristic::{decreasing, min_slack, Bar};
 use super::instance::{Instance, MAX_TABLE_BITS};
 use super::knapsack;
+use super::knapsack::Budget;
 use super::master::{Column, Master};
 use super::model::{Pattern, Plan, Problem};
 use crate::cancel::CancelHandle;
@@ -33,6 +34,20 @@ const DIVE_WIDTH: usize = 3;
 const TREE_SHARE: f64 = 0.25;
 /// The shortest slice of branch-and-price between two dives.
 const MIN_SLICE: Duration = Duration::from_millis(10);
+/// The share of the time limit that minimum bin slack, the slowest first answer, may take
+/// (the rest of its plan is then first-fit decreasing): the LP needs the rest.
+const MIN_SLACK_SHARE: f64 = 0.2;
+/// The share of the time left at its start that the root LP may take before its solution so
+/// far is rounded into a plan, and the share by which it must end (the rest rounds it again:
+/// on large orders the greedy part of the rounding needs time too).
+const ROOT_SHARE: f64 = 0.6;
+const LATE_SHARE: f64 = 0.9;
+/// Said in the plan when the limit left time for the first answers only.
+const FIRST_ANSWERS_ONLY: &str = "the time limit left time for the first answers only \
+     (first-fit and best-fit decreasing, minimum bin slack): no column generation ran";
+/// Said in the plan when column generation had not ended at the limit.
+const LP_UNFINISHED: &str =
+    "column generation had not ended at the time limit: the lower bound is not the LP bound";
 
 /// Solves `p` within its time limit.
 pub fn solve(p: &Problem) -> Plan {
@@ -74,13 +89,14 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
             lower_bound: 0.0,
             proven_optimal: true,
             seconds: start.elapsed().as_secs_f64(),
+            note: None,
         };
     }
 
     let limited = inst.limit.iter().any(|l| l.is_some());
     if !limited {
         let o = optimise(&inst, deadline, start, false);
-        return finish(&inst, o.bars, o.value, o.bound, unplaced, start);
+        return finish(&inst, o.bars, o.value, o.bound, unplaced, start, o.note);
     }
     // Limited stock. Plans: the first answers (they keep the limits) and, when some stock is
     // unlimited, the full method on the unlimited stock alone. Bound: the same problem
@@ -114,7 +130,7 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
         .filter(|o| o.left.iter().all(|&l| l == 0));
     match on_unlimited {
         Some(o) if greedy.left.iter().any(|&l| l > 0) || o.value < greedy.value - EPS => {
-            finish(&restricted, o.bars, o.value, bound, unplaced, start)
+            finish(&restricted, o.bars, o.value, bound, unplaced, start, o.note)
         }
         _ => {
             for (k, &l) in greedy.left.iter().enumerate() {
@@ -127,7 +143,15 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
             } else {
                 bound
             };
-            finish(&inst, greedy.bars, greedy.value, bound, unplaced, start)
+            finish(
+                &inst,
+                greedy.bars,
+                greedy.value,
+                bound,
+                unplaced,
+                start,
+                greedy.note,
+            )
         }
     }
 }
@@ -142,6 +166,11 @@ struct Deadline<'a> {
 impl Deadline<'_> {
     fn passed(&self) -> bool {
         Instant::now() >= self.at || self.cancel.is_cancelled()
+    }
+
+    /// The time left until `at` (zero once passed).
+    fn left(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
     }
 
     /// The same, but no later than `at`.
@@ -160,6 +189,8 @@ struct Outcome {
     bars: Vec<Bar>,
     left: Vec<u32>,
     bound: f64,
+    /// How the time limit cut the method short, if it did.
+    note: Option<&'static str>,
 }
 
 /// First answers, then (unless `greedy_only`, or a first answer is short of stock) column
@@ -169,11 +200,12 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
     // first answers: the one that places the most pieces, then the cheaper
     let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
     let mut best_key = (u64::MAX, f64::INFINITY);
+    let slack_deadline = deadline.sooner(Instant::now() + deadline.left().mul_f64(MIN_SLACK_SHARE));
     for heuristic in 0..3 {
         let (bars, left) = match heuristic {
             0 => decreasing(inst, false),
             1 => decreasing(inst, true),
-            _ => min_slack(inst),
+            _ => min_slack(inst, &|| slack_deadline.passed()),
         };
         let key = (
             left.iter().map(|&l| l as u64).sum::<u64>(),
@@ -197,19 +229,57 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
             bars,
             left: short,
             bound: 0.0,
+            note: None,
         };
     }
     let (mut ub, mut plan) = best.expect("a first answer");
     let mut lb = classic_bound;
-    let priceable = inst.stock.iter().enumerate().all(|(t, _)| {
-        knapsack::table_bits(&inst.size, &inst.demand, inst.capacity[t]) <= MAX_TABLE_BITS
-    });
-    if (ub > lb + EPS || greedy_only) && priceable && !deadline.passed() {
-        // the LP bound by column generation
-        let pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
+    let mut note = None;
+    if ub > lb + EPS && deadline.passed() {
+        note = Some(FIRST_ANSWERS_ONLY);
+    }
+    if (ub > lb + EPS || greedy_only) && !deadline.passed() {
+        // the LP bound by column generation, from the first answer's patterns (each once)
+        let mut pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
+        pool.sort_by(|a, b| (a.stock, &a.counts).cmp(&(b.stock, &b.counts)));
+        pool.dedup();
         let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
-        let (done, bound) = column_generation(inst, &mut master, &inst.demand, deadline);
+        let (lp_start, lp_time) = (Instant::now(), deadline.left());
+        let share = |s: f64| deadline.sooner(lp_start + lp_time.mul_f64(s));
+        let root_deadline = if greedy_only {
+            deadline
+        } else {
+            share(ROOT_SHARE)
+        };
+        let (mut done, mut bound) =
+            column_generation(inst, &mut master, &inst.demand, root_deadline);
+        if !done && !deadline.passed() {
+            // a large LP that has not ended: its solution so far is rounded into a plan while
+            // there is time for the greedy part, then it goes on (a new Farley bound starts
+            // from nothing, so the better of the two is kept)
+            lb = lb.max(round_up(inst, bound));
+            if ub > lb + EPS {
+                if let Some(bars) = round_down_then_greedy(inst, &master, deadline) {
+                    let v = value_of(inst, &bars);
+                    tracing::debug!(value = v, "early LP rounded down + greedy");
+                    if v < ub - EPS {
+                        (ub, plan) = (v, bars);
+                    }
+                }
+            }
+            let (later_done, later_bound) =
+                column_generation(inst, &mut master, &inst.demand, share(LATE_SHARE));
+            done = later_done;
+            bound = if later_done {
+                later_bound
+            } else {
+                bound.max(later_bound)
+            };
+        }
         lb = lb.max(round_up(inst, bound));
+        if !done && ub > lb + EPS {
+            note = Some(LP_UNFINISHED);
+        }
         tracing::debug!(
             done,
             lp = master.objective(),
@@ -221,7 +291,7 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
         );
         // integer plans from the LP
         if ub > lb + EPS && !greedy_only {
-            if let Some(bars) = round_down_then_greedy(inst, &master) {
+            if let Some(bars) = round_down_then_greedy(inst, &master, deadline) {
                 let v = value_of(inst, &bars);
                 tracing::debug!(
                     value = v,
@@ -294,6 +364,7 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
         bars: plan,
         left: short,
         bound: lb,
+        note: if ub > lb + EPS { note } else { None },
     }
 }
 
@@ -304,6 +375,7 @@ fn finish(
     lower_bound: f64,
     unplaced: Vec<(usize, u32, String)>,
     start: Instant,
+    note: Option<&'static str>,
 ) -> Plan {
     // identical bars become one pattern with a multiplicity
     let mut patterns: Vec<Pattern> = Vec::new();
@@ -340,6 +412,7 @@ fn finish(
         lower_bound: lower_bound.min(value),
         proven_optimal: value <= lower_bound + EPS,
         seconds: start.elapsed().as_secs_f64(),
+        note: note.map(String::from),
     }
 }
 
@@ -408,6 +481,12 @@ fn column_generation(
     let mut smooth: Option<Vec<f64>> = None;
     // the duals of the best bound so far, and that bound
     let mut centre: Option<(Vec<f64>, f64)> = None;
+    let stop = || deadline.passed();
+    let budget = Budget {
+        table_bits: MAX_TABLE_BITS,
+        nodes: u64::MAX,
+        stop: &stop,
+    };
     loop {
         if deadline.passed() {
             tracing::debug!(
@@ -446,13 +525,15 @@ fn column_generation(
         };
         smooth = Some(priced.clone());
         for t in 0..inst.stock.len() {
-            let (_, counts, _) = knapsack::bounded_search(
+            let counts = knapsack::bounded_search(
                 &priced,
                 &inst.size,
                 demand,
                 inst.capacity[t],
                 QUICK_NODES,
-            );
+                &stop,
+            )
+            .counts;
             keep_best(&mut entering, inst, t, worth(&counts, &y), counts);
         }
         if let Some((_, col)) = entering {
@@ -481,15 +562,21 @@ fn column_generation(
                 .zip(&y)
                 .map(|(c, v)| WENTGES * c + (1.0 - WENTGES) * v)
                 .collect();
-            let patterns =
-                knapsack::best_patterns(&pi, &inst.size, demand, inst.capacity[0], RUNNERS_UP + 1);
+            let priced = knapsack::best_patterns(
+                &pi,
+                &inst.size,
+                demand,
+                inst.capacity[0],
+                RUNNERS_UP + 1,
+                &budget,
+            );
             let cost = inst.cost[0];
-            let bound = master.value_of_duals(&pi) * cost / patterns[0].0.max(cost);
+            let bound = master.value_of_duals(&pi) * cost / priced.upper.max(cost);
             farley = farley.max(bound);
             if centre.as_ref().is_none_or(|(_, b)| bound > *b) {
                 centre = Some((pi, bound));
             }
-            let mut columns = priced_out(inst, 0, &y, patterns);
+            let mut columns = priced_out(inst, 0, &y, priced.patterns);
             if let Some(first) = columns.next() {
                 columns.for_each(|col| master.add(col));
                 t_price += t1.elapsed().as_secs_f64();
@@ -497,10 +584,18 @@ fn column_generation(
                 continue;
             }
         }
+        let mut proven = true;
         for t in 0..inst.stock.len() {
-            let patterns =
-                knapsack::best_patterns(&y, &inst.size, demand, inst.capacity[t], RUNNERS_UP + 1);
-            let value = patterns[0].0;
+            let priced = knapsack::best_patterns(
+                &y,
+                &inst.size,
+                demand,
+                inst.capacity[t],
+                RUNNERS_UP + 1,
+                &budget,
+            );
+            proven &= priced.exact;
+            let value = priced.upper;
             if unit && value > EPS {
                 // every pattern is worth at most `value` in duals: the LP needs at least
                 // objective / (value / cost) bars' worth
@@ -511,7 +606,7 @@ fn column_generation(
                 }
             }
             // the best enters (if it beats the other stock types'), the runners-up wait
-            let mut columns = priced_out(inst, t, &y, patterns);
+            let mut columns = priced_out(inst, t, &y, priced.patterns);
             if let Some(best) = columns.next() {
                 keep_best(&mut entering, inst, t, worth(&best.counts, &y), best.counts);
             }
@@ -520,7 +615,10 @@ fn column_generation(
         t_price += t1.elapsed().as_secs_f64();
         match entering {
             Some((_, col)) => master.add_and_enter(col),
-            None => return (true, master.dual_bound().max(farley)),
+            // no column prices out, and the pricing proved that none does: the LP is optimal
+            None if proven => return (true, master.dual_bound().max(farley)),
+            // the pricing was cut short (by the deadline): Farley's bound is what is proven
+            None => return (false, farley),
         }
     }
 }
@@ -596,8 +694,9 @@ fn take(col: &Column, copies: u32, residual: &mut [u32], bars: &mut Vec<Bar>, in
     }
 }
 
-/// The residual of `residual` packed greedily (minimum bin slack).
-fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>) -> bool {
+/// The residual of `residual` packed greedily (minimum bin slack until `deadline`, then
+/// first-fit decreasing).
+fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>, deadline: Deadline) -> bool {
     if residual.iter().all(|&r| r == 0) {
         return true;
     }
@@ -605,13 +704,17 @@ fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>) -> bool {
         demand: residual.to_vec(),
         ..inst.clone()
     };
-    let (more, left) = min_slack(&rest);
+    let (more, left) = min_slack(&rest, &|| deadline.passed());
     bars.extend(more);
     left.iter().all(|&l| l == 0)
 }
 
 /// The LP's columns rounded down, the rest by minimum bin slack.
-fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> {
+fn round_down_then_greedy(
+    inst: &Instance,
+    master: &Master,
+    deadline: Deadline,
+) -> Option<Vec<Bar>> {
     let mut residual = inst.demand.clone();
     let mut bars = Vec::new();
     let mut sol = master.solution();
@@ -625,7 +728,7 @@ fn round_down_then_greedy(inst: &Instance, master: &Master) -> Option<Vec<Bar>> 
             inst,
         );
     }
-    greedy_rest(inst, &residual, &mut bars).then_some(bars)
+    greedy_rest(inst, &residual, &mut bars, deadline).then_some(bars)
 }
 
 /// One dive. Along it: take what the LP uses whole, then one bar of a column it uses in part,
@@ -671,7 +774,7 @@ fn dive(
             return Some(bars);
         }
         if deadline.passed() {
-            return greedy_rest(inst, &residual, &mut bars).then_some(bars);
+            return greedy_rest(inst, &residual, &mut bars, deadline).then_some(bars);
         }
         // the columns used whole cost the LP nothing: take them
         let whole: Vec<(usize, u32)> = master
@@ -705,7 +808,7 @@ fn dive(
             }
         }
         if !moved {
-            return greedy_rest(inst, &residual, &mut bars).then_some(bars);
+            return greedy_rest(inst, &residual, &mut bars, deadline).then_some(bars);
         }
     }
 }

@@ -500,7 +500,10 @@ pub fn result_1d(problem: &Problem, plan: &Plan) -> Nesting1DResult {
     };
     Nesting1DResult {
         status: Status1D::Success,
-        status_report: format!("{} bars; {quality}{left}", plan.bars()),
+        status_report: match &plan.note {
+            Some(note) => format!("{} bars; {quality}{left}; {note}", plan.bars()),
+            None => format!("{} bars; {quality}{left}", plan.bars()),
+        },
         result: Some(Plan1D {
             number_of_unique_nests: nests.len(),
             bars_used: plan.bars(),
