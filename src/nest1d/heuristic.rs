@@ -96,7 +96,7 @@ pub fn decreasing(inst: &Instance, best_fit: bool) -> (Vec<Bar>, Vec<u32>) {
 /// The largest table (bits) `min_slack` builds for one bar, and the nodes of its branch and
 /// bound where a table would be bigger: one bar's fill needs no proof, and an order of
 /// thousands of bars on a capacity of 10^6 cannot pay a table each.
-const FILL_TABLE_BITS: u64 = 20_000_000;
+const FILL_TABLE_BITS: u64 = 100_000_000;
 const FILL_NODES: u64 = 20_000;
 
 /// Minimum bin slack, pattern by pattern (Haessler's sequential heuristic): each new bar takes
