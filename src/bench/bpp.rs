@@ -75,27 +75,54 @@ pub struct Known {
 }
 
 pub fn optima(dir: &Path) -> Result<Vec<Known>> {
-    let path = dir.join("optima.csv");
+    csv_rows(dir, "optima.csv", 6)?
+        .into_iter()
+        .map(|f| {
+            Ok(Known {
+                optimum: f[5]
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("optima.csv: '{}'", f.join(",")))?,
+                name: f[0].clone(),
+                class: f[1].clone(),
+                file: f[2].clone(),
+            })
+        })
+        .collect()
+}
+
+/// The data rows of DIR/FILE (its first line is a header), split at commas, each with at
+/// least `fields` fields.
+fn csv_rows(dir: &Path, file: &str, fields: usize) -> Result<Vec<Vec<String>>> {
+    let path = dir.join(file);
     let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
     text.lines()
         .skip(1)
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            if f.len() < 6 {
-                bail!("optima.csv: '{l}' has fewer than 6 fields");
+            let f: Vec<String> = l.split(',').map(String::from).collect();
+            if f.len() < fields {
+                bail!("{file}: '{l}' has fewer than {fields} fields");
             }
-            Ok(Known {
-                name: f[0].into(),
-                class: f[1].into(),
-                file: f[2].into(),
-                optimum: f[5]
-                    .trim()
-                    .parse()
-                    .with_context(|| format!("optima.csv: '{l}'"))?,
-            })
+            Ok(f)
         })
         .collect()
+}
+
+/// Reads instance FILE of DIR, solves it with a limit of `seconds` and checks the plan.
+fn solve_file(
+    dir: &Path,
+    file: &str,
+    name: &str,
+    seconds: f64,
+) -> Result<(Instance, Problem, nest1d::Plan)> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let inst = parse(&text).with_context(|| format!("{}", path.display()))?;
+    let problem = problem(&inst, seconds);
+    let plan = nest1d::solve(&problem);
+    check(&inst, &plan).with_context(|| format!("{name}: the plan is wrong"))?;
+    Ok((inst, problem, plan))
 }
 
 /// One solved instance.
@@ -109,11 +136,7 @@ pub struct Outcome {
 }
 
 pub fn run_one(dir: &Path, k: &Known, seconds: f64) -> Result<Outcome> {
-    let path = dir.join(&k.file);
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-    let inst = parse(&text).with_context(|| format!("{}", path.display()))?;
-    let plan = nest1d::solve(&problem(&inst, seconds));
-    check(&inst, &plan).with_context(|| format!("{}: the plan is wrong", k.name))?;
+    let (_, _, plan) = solve_file(dir, &k.file, &k.name, seconds)?;
     Ok(Outcome {
         class: k.class.clone(),
         name: k.name.clone(),
@@ -163,24 +186,20 @@ pub struct Listed {
 pub const LIST_HEADER: &str = "name,family,file,items,capacity,lengths,optimum";
 
 pub fn listed(dir: &Path) -> Result<Vec<Listed>> {
-    let path = dir.join("instances.csv");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            if f.len() < 7 {
-                bail!("instances.csv: '{l}' has fewer than 7 fields");
-            }
+    csv_rows(dir, "instances.csv", 7)?
+        .into_iter()
+        .map(|f| {
             let optimum = match f[6].trim() {
                 "" => None,
-                o => Some(o.parse().with_context(|| format!("instances.csv: '{l}'"))?),
+                o => Some(
+                    o.parse()
+                        .with_context(|| format!("instances.csv: '{}'", f.join(",")))?,
+                ),
             };
             Ok(Listed {
-                name: f[0].into(),
-                family: f[1].into(),
-                file: f[2].into(),
+                name: f[0].clone(),
+                family: f[1].clone(),
+                file: f[2].clone(),
                 optimum,
             })
         })
@@ -202,12 +221,7 @@ pub struct LargeOutcome {
 }
 
 pub fn run_listed(dir: &Path, l: &Listed, seconds: f64) -> Result<LargeOutcome> {
-    let path = dir.join(&l.file);
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-    let inst = parse(&text).with_context(|| format!("{}", path.display()))?;
-    let problem = problem(&inst, seconds);
-    let plan = nest1d::solve(&problem);
-    check(&inst, &plan).with_context(|| format!("{}: the plan is wrong", l.name))?;
+    let (inst, problem, plan) = solve_file(dir, &l.file, &l.name, seconds)?;
     let (ffd, _) = nest1d::heuristic::decreasing(&nest1d::instance::Instance::of(&problem), false);
     Ok(LargeOutcome {
         family: l.family.clone(),
