@@ -95,14 +95,14 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
 
     let limited = inst.limit.iter().any(|l| l.is_some());
     if !limited {
-        let o = optimise(&inst, deadline, start, false);
+        let o = optimise(&inst, deadline, start, Mode::Full);
         return finish(&inst, o.bars, o.value, o.bound, unplaced, start, o.note);
     }
     // Limited stock. Plans: the first answers (they keep the limits) and, when some stock is
     // unlimited, the full method on the unlimited stock alone. Bound: the same problem
     // without the limits (a relaxation: its bound holds for this problem too).
     let budget = deadline.at.saturating_duration_since(Instant::now());
-    let greedy = optimise(&inst, deadline.sooner(Instant::now()), start, true);
+    let greedy = optimise(&inst, deadline, start, Mode::FirstAnswers);
     let relaxed = Instance {
         limit: vec![None; inst.limit.len()],
         ..inst.clone()
@@ -111,7 +111,7 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
         &relaxed,
         deadline.sooner(Instant::now() + budget / 3),
         start,
-        true,
+        Mode::BoundOnly,
     )
     .bound;
     let unlimited: Vec<usize> = (0..inst.stock.len())
@@ -126,7 +126,7 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
         ..inst.clone()
     };
     let on_unlimited = (!unlimited.is_empty())
-        .then(|| optimise(&restricted, deadline, start, false))
+        .then(|| optimise(&restricted, deadline, start, Mode::Full))
         .filter(|o| o.left.iter().all(|&l| l == 0));
     match on_unlimited {
         Some(o) if greedy.left.iter().any(|&l| l > 0) || o.value < greedy.value - EPS => {
@@ -193,10 +193,21 @@ struct Outcome {
     note: Option<&'static str>,
 }
 
-/// First answers, then (unless `greedy_only`, or a first answer is short of stock) column
+/// How far `optimise` goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// First answers, the LP, integer plans from it: the best plan and bound in the time.
+    Full,
+    /// The first answers only (minimum bin slack within its share of the time).
+    FirstAnswers,
+    /// The first answers and the LP for its bound; no integer plans from the LP.
+    BoundOnly,
+}
+
+/// First answers, then (in `Mode::Full`, unless a first answer is short of stock) column
 /// generation for the bound and integer plans from the LP, until `deadline`. With
-/// `greedy_only` the LP still runs when there is time, for the bound.
-fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bool) -> Outcome {
+/// `Mode::BoundOnly` the LP runs to the deadline, for the bound alone.
+fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> Outcome {
     // first answers: the one that places the most pieces, then the cheaper
     let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
     let mut best_key = (u64::MAX, f64::INFINITY);
@@ -235,10 +246,15 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
     let (mut ub, mut plan) = best.expect("a first answer");
     let mut lb = classic_bound;
     let mut note = None;
-    if ub > lb + EPS && deadline.passed() {
+    if ub > lb + EPS && deadline.passed() && mode == Mode::Full {
         note = Some(FIRST_ANSWERS_ONLY);
     }
-    if (ub > lb + EPS || greedy_only) && !deadline.passed() {
+    let lp_wanted = match mode {
+        Mode::Full => ub > lb + EPS,
+        Mode::FirstAnswers => false,
+        Mode::BoundOnly => true,
+    };
+    if lp_wanted && !deadline.passed() {
         // the LP bound by column generation, from the first answer's patterns (each once)
         let mut pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
         pool.sort_by(|a, b| (a.stock, &a.counts).cmp(&(b.stock, &b.counts)));
@@ -246,7 +262,7 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
         let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
         let (lp_start, lp_time) = (Instant::now(), deadline.left());
         let share = |s: f64| deadline.sooner(lp_start + lp_time.mul_f64(s));
-        let root_deadline = if greedy_only {
+        let root_deadline = if mode == Mode::BoundOnly {
             deadline
         } else {
             share(ROOT_SHARE)
@@ -290,7 +306,7 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
             "root LP"
         );
         // integer plans from the LP
-        if ub > lb + EPS && !greedy_only {
+        if ub > lb + EPS && mode == Mode::Full {
             if let Some(bars) = round_down_then_greedy(inst, &master, deadline) {
                 let v = value_of(inst, &bars);
                 tracing::debug!(
@@ -309,11 +325,11 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, greedy_only: bo
         // resumes where it stopped; `TREE_SHARE` of the time), so an instance only the tree
         // can prove waits for no stagnation test, and the dives keep most of the time
         // (an instance closed at the root, most of them, builds no tree)
-        let searchable = done && !greedy_only && ub > lb + EPS && branch::applies(inst);
+        let searchable = done && mode == Mode::Full && ub > lb + EPS && branch::applies(inst);
         let bars_of = |value: f64| (value / inst.cost[0]).round() as u64;
         let mut tree = searchable.then(|| branch::Tree::new(inst, bars_of(ub), &master.cols));
         let mut round = 0u64;
-        while ub > lb + EPS && done && !greedy_only && !deadline.passed() {
+        while ub > lb + EPS && done && mode == Mode::Full && !deadline.passed() {
             let dive_start = Instant::now();
             match dive(inst, &master, deadline, round, ub) {
                 Some(bars) => {
