@@ -389,18 +389,14 @@ fn run(cli: Cli) -> Result<()> {
                     class,
                     each,
                 },
-        } if dir.join("instances.csv").exists() && !dir.join("optima.csv").exists() => {
-            bench_bpp_large(&dir, time, class.as_deref(), each)
+        } => {
+            // published optima (BPPLIB) or a generated list (`bench bpp-generate`)
+            if dir.join("instances.csv").exists() && !dir.join("optima.csv").exists() {
+                bench_bpp_large(&dir, time, class.as_deref(), each)
+            } else {
+                bench_bpp(&dir, time, class.as_deref(), each)
+            }
         }
-        Cmd::Bench {
-            which:
-                BenchCmd::Bpp {
-                    dir,
-                    time,
-                    class,
-                    each,
-                },
-        } => bench_bpp(&dir, time, class.as_deref(), each),
         Cmd::Bench {
             which: BenchCmd::BppGenerate { out, count, seed },
         } => bpp_generate(&out, count, seed),
@@ -698,12 +694,7 @@ fn bench_bpp_large(dir: &std::path::Path, time: f64, only: Option<&str>, each: b
         .into_iter()
         .filter(|l| only.is_none_or(|c| l.family.contains(c) || l.name == c))
         .collect();
-    let mut families: Vec<String> = Vec::new();
-    for l in &listed {
-        if !families.contains(&l.family) {
-            families.push(l.family.clone());
-        }
-    }
+    let families = first_seen(listed.iter().map(|l| l.family.as_str()));
     let allowed = time + (0.05 * time).max(0.1);
     println!(
         "{:<8} {:>4} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>5}",
@@ -784,16 +775,24 @@ fn bench_bpp_large(dir: &std::path::Path, time: f64, only: Option<&str>, each: b
     Ok(())
 }
 
+/// The distinct names, in the order they first appear (the tables' row order).
+fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
 fn bench_bpp(dir: &std::path::Path, time: f64, only: Option<&str>, each: bool) -> Result<()> {
     use kerf::bench::bpp;
     let known: Vec<bpp::Known> = bpp::optima(dir)?
         .into_iter()
         .filter(|k| only.is_none_or(|c| k.class.contains(c) || k.name == c))
         .collect();
-    let mut classes: Vec<String> = known.iter().map(|k| k.class.clone()).collect();
-    classes.dedup();
-    let mut seen = std::collections::HashSet::new();
-    classes.retain(|c| seen.insert(c.clone()));
+    let classes = first_seen(known.iter().map(|k| k.class.as_str()));
     let mut all = Vec::new();
     let mut missed = Vec::new();
     let mut unproven = Vec::new();

@@ -290,10 +290,10 @@ pub struct Priced {
     pub exact: bool,
 }
 
-/// The pricing: branch and bound first; when that grows past `EXACT_SEARCH_NODES`, the table
-/// (with up to `k - 1` runners-up, see `bounded_many`) if `budget` allows one that big, else
-/// the branch and bound again with the budget's nodes and stop. Large capacities (a bar of
-/// 10^6 units) take the last way: a table over them is too big and too slow, while a bar
+/// The pricing. Where `budget` allows a table that big: branch and bound first, and when that
+/// grows past `EXACT_SEARCH_NODES`, the table (with up to `k - 1` runners-up, see
+/// `bounded_many`). Else the branch and bound alone, with the budget's nodes and stop. Large
+/// capacities (a bar of 10^6 units) take the second way: a table over them is too big and too slow, while a bar
 /// holds few pieces and the search ends quickly. When it does not end, the best pattern found
 /// comes back with the root's bound, `exact` false.
 pub fn best_patterns(
@@ -304,6 +304,24 @@ pub fn best_patterns(
     k: usize,
     budget: &Budget,
 ) -> Priced {
+    let of_search = |found: Found| Priced {
+        upper: found.upper,
+        exact: found.finished,
+        patterns: vec![(found.value, found.counts)],
+    };
+    // no table affordable: one search with the whole budget (the search is depth first in a
+    // fixed order, so a quick one first would only repeat its first nodes)
+    if table_bits(sizes, bounds, capacity) > budget.table_bits.min(MAX_TABLE_BITS) {
+        let nodes = budget.nodes.max(EXACT_SEARCH_NODES);
+        return of_search(bounded_search(
+            values,
+            sizes,
+            bounds,
+            capacity,
+            nodes,
+            budget.stop,
+        ));
+    }
     let quick = bounded_search(
         values,
         sizes,
@@ -313,36 +331,15 @@ pub fn best_patterns(
         budget.stop,
     );
     if quick.finished {
-        return Priced {
-            upper: quick.value,
-            patterns: vec![(quick.value, quick.counts)],
+        return of_search(quick);
+    }
+    match bounded_many(values, sizes, bounds, capacity, k, budget.stop) {
+        Some(patterns) => Priced {
+            upper: patterns[0].0,
+            patterns,
             exact: true,
-        };
-    }
-    if table_bits(sizes, bounds, capacity) <= budget.table_bits.min(MAX_TABLE_BITS) {
-        return match bounded_many(values, sizes, bounds, capacity, k, budget.stop) {
-            Some(patterns) => Priced {
-                upper: patterns[0].0,
-                patterns,
-                exact: true,
-            },
-            None => Priced {
-                upper: quick.upper,
-                patterns: vec![(quick.value, quick.counts)],
-                exact: false,
-            },
-        };
-    }
-    let long = bounded_search(values, sizes, bounds, capacity, budget.nodes, budget.stop);
-    let best = if long.value >= quick.value {
-        (long.value, long.counts)
-    } else {
-        (quick.value, quick.counts)
-    };
-    Priced {
-        upper: long.upper.max(best.0),
-        patterns: vec![best],
-        exact: long.finished,
+        },
+        None => of_search(quick),
     }
 }
 
