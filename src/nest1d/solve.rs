@@ -42,6 +42,9 @@ const MIN_SLACK_SHARE: f64 = 0.2;
 /// on large orders the greedy part of the rounding needs time too).
 const ROOT_SHARE: f64 = 0.6;
 const LATE_SHARE: f64 = 0.9;
+/// Share of the time left that the greedy part of rounding an unfinished LP may take (minimum
+/// bin slack over thousands of pieces left would take all of it; first-fit decreasing follows).
+const EARLY_GREEDY_SHARE: f64 = 0.25;
 /// Said in the plan when the limit left time for the first answers only.
 const FIRST_ANSWERS_ONLY: &str = "the time limit left time for the first answers only \
      (first-fit and best-fit decreasing, minimum bin slack): no column generation ran";
@@ -260,6 +263,7 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
         pool.sort_by(|a, b| (a.stock, &a.counts).cmp(&(b.stock, &b.counts)));
         pool.dedup();
         let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
+        master.add_exchanges(&inst.size);
         let (lp_start, lp_time) = (Instant::now(), deadline.left());
         let share = |s: f64| deadline.sooner(lp_start + lp_time.mul_f64(s));
         let root_deadline = if mode == Mode::BoundOnly {
@@ -275,7 +279,10 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
             // from nothing, so the better of the two is kept)
             lb = lb.max(round_up(inst, bound));
             if ub > lb + EPS {
-                if let Some(bars) = round_down_then_greedy(inst, &master, deadline) {
+                // the greedy part gets a share of the time: the LP goes on after it
+                let greedy =
+                    deadline.sooner(Instant::now() + deadline.left().mul_f64(EARLY_GREEDY_SHARE));
+                if let Some(bars) = round_down_then_greedy(inst, &master, greedy) {
                     let v = value_of(inst, &bars);
                     tracing::debug!(value = v, "early LP rounded down + greedy");
                     if v < ub - EPS {
@@ -293,7 +300,14 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
             };
         }
         lb = lb.max(round_up(inst, bound));
-        if !done && ub > lb + EPS {
+        // the bound is read; the dives need the LP's solution in patterns alone, without
+        // exchanges, so the LP goes on without them (`done` then says whether it ended)
+        let bound_done = done;
+        master.drop_exchanges();
+        if done && mode == Mode::Full && ub > lb + EPS {
+            done = column_generation(inst, &mut master, &inst.demand, share(LATE_SHARE)).0;
+        }
+        if !bound_done && ub > lb + EPS {
             note = Some(LP_UNFINISHED);
         }
         tracing::debug!(
@@ -744,7 +758,29 @@ fn round_down_then_greedy(
             inst,
         );
     }
+    fill_free_room(inst, &mut bars, &mut residual);
     greedy_rest(inst, &residual, &mut bars, deadline).then_some(bars)
+}
+
+/// Fills the free room of `bars` with the pieces `residual` still wants, the biggest that fits
+/// first. Why: a column copy trimmed to what is still needed leaves room (and an LP solved with
+/// exchanges, `Master::add_exchanges`, counts bigger pieces where smaller ones go), and a piece
+/// put there is one bar's worth of waste less for the greedy rest.
+fn fill_free_room(inst: &Instance, bars: &mut [Bar], residual: &mut [u32]) {
+    // rows by size, biggest first
+    let mut order: Vec<usize> = (0..inst.types()).collect();
+    order.sort_by(|&a, &b| inst.size[b].cmp(&inst.size[a]).then(a.cmp(&b)));
+    for bar in bars.iter_mut() {
+        for &i in &order {
+            if residual[i] == 0 || inst.size[i] > bar.free {
+                continue;
+            }
+            let n = ((bar.free / inst.size[i]) as u32).min(residual[i]);
+            bar.counts[i] += n;
+            bar.free -= n as i64 * inst.size[i];
+            residual[i] -= n;
+        }
+    }
 }
 
 /// One dive. Along it: take what the LP uses whole, then one bar of a column it uses in part,

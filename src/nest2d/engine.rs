@@ -51,7 +51,7 @@ pub(super) struct Resolution {
     pub(super) margin: i32,
 }
 
-fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
+pub(super) fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
     let s = &problem.settings;
     let cell = choose_cell(problem, cells_per_part);
     // the linear part of the frame is the same for every sheet size
@@ -959,7 +959,13 @@ fn same_outline(a: &Oriented, b: &Oriented) -> bool {
     (a.origin.x - a.bbox.min.x - (b.origin.x - b.bbox.min.x)).abs() < 1e-9
 }
 
-fn sheet_area(problem: &Problem, si: usize, frame: &Frame, cell: f64, margin: i32) -> SheetArea {
+pub(super) fn sheet_area(
+    problem: &Problem,
+    si: usize,
+    frame: &Frame,
+    cell: f64,
+    margin: i32,
+) -> SheetArea {
     let sh = &problem.sheets[si];
     let (w, h) = sh.extent();
     let t = frame.to_canonical();

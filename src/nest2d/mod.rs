@@ -1,6 +1,7 @@
 //! The 2D nesting engine: problem model, raster search (through `kerf-kernels`), exact
 //! verification, interim results.
 
+mod chain;
 pub mod engine;
 pub mod frame;
 pub mod model;

@@ -6,9 +6,11 @@
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), so big and small
 //!    parts spread over the sheets as they do along a strip.
-//! 2. **Strip, then cut** (rectangular sheets): the share is compacted as a strip (the sheet
-//!    extended past its end) by the same guided local search that nests a strip; the parts that
-//!    end on the sheet stay, the others go back to the pool.
+//! 2. **Chain, then cut** (rectangular sheets): the share is compacted in the sheet followed by
+//!    two more of its type, walled off from each other (`chain::Chain`), by the same guided local
+//!    search that nests a strip; the parts that end on the first sheet stay, the others go back
+//!    to the pool. (A strip cut at the sheet's end lost every part across the cut; a wall gives
+//!    the sheet a straight, packed edge.)
 //! 3. **Insert**: the parts of the share left are first-fitted where room is; then the biggest
 //!    one left is inserted where it overlaps least and the local search moves the sheet's parts
 //!    until nothing overlaps (or gives up, and it is taken out again). Kinds refused are retried
@@ -25,6 +27,7 @@
 //! seed and the sheet holding the most part area wins (the lowest thread on ties); an iteration
 //! budget is shared out by counts alone, so it gives the same sheets on every run.
 
+use super::chain::Chain;
 use super::engine::{
     sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
 };
@@ -52,7 +55,7 @@ const INSERT_ROUNDS: u64 = 60;
 const MAX_RETRIES: u32 = 3;
 /// Passes in a row that empty nothing before emptying the last sheet stops.
 const MAX_IDLE_PASSES: u32 = 2;
-/// Share of a sheet's slice for compacting its share of the parts as a strip (before the cut).
+/// Share of a sheet's slice for compacting its share of the parts as a chain (before the cut).
 const STRIP_SHARE: f64 = 0.6;
 
 /// What the multi-sheet search works with.
@@ -285,7 +288,7 @@ impl SheetSearch<'_> {
                     deadline: Instant::now() + left.mul_f64(STRIP_SHARE),
                     rounds: slice.rounds.map(|r| (r as f64 * STRIP_SHARE).ceil() as u64),
                 };
-                rounds_used += self.strip_then_cut(&mut sheet, &mut pool, q, phase, seed);
+                rounds_used += self.chain_then_cut(&mut sheet, &mut pool, q, phase, seed);
             }
         }
         loop {
@@ -358,12 +361,12 @@ impl SheetSearch<'_> {
         (sheet, pool)
     }
 
-    /// A rectangular sheet's share, compacted as a strip and cut: the sheet's parts and the rest
-    /// of its share are first-fitted into the sheet extended past its end, the strip search
-    /// shortens that strip as it does any strip, and the parts that end on the sheet stay; the
-    /// others go back to the pool. So a sheet starts from what the strip search makes of its
-    /// parts, not from a first fit. Returns the local-search rounds spent.
-    fn strip_then_cut(
+    /// A rectangular sheet's share, compacted as a chain and cut: the sheet's parts and the rest
+    /// of its share are first-fitted into the sheet and two more of its type behind walls, the
+    /// strip search shortens that chain as it does any strip, and the parts that end on the
+    /// first sheet stay; the others go back to the pool. So a sheet starts from what the strip
+    /// search makes of its parts, not from a first fit. Returns the local-search rounds spent.
+    fn chain_then_cut(
         &self,
         sheet: &mut FilledSheet,
         pool: &mut Vec<Item>,
@@ -372,10 +375,11 @@ impl SheetSearch<'_> {
         seed: u64,
     ) -> u64 {
         let extra = quota.take(pool);
-        let mut strip = sheet.area.clone();
-        strip.x1 = sheet.area.x0 + 3.0 * (sheet.area.x1 - sheet.area.x0);
-        let mut occ = strip.new_occupancy();
-        let m = strip.margin;
+        let res = sheet.resolution();
+        let chain = Chain::new(self.problem, &[sheet.sheet; 3], &res);
+        let area = &chain.area;
+        let mut occ = area.new_occupancy();
+        let m = area.margin;
         for (it, p) in &sheet.placed {
             occ.place(&sheet.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
         }
@@ -384,7 +388,7 @@ impl SheetSearch<'_> {
             extra.iter().map(|i| table[i.part].as_slice()).collect();
         let Some(extra_poses) = fill(
             self.eval,
-            &strip,
+            area,
             &mut occ,
             &extra_lists,
             f64::INFINITY,
@@ -411,23 +415,12 @@ impl SheetSearch<'_> {
             stop: &stop,
             max_rounds: phase.rounds,
         };
-        let mut c = Compactor::new(self.eval, &strip, lists, poses, seed);
+        let mut c = Compactor::new(self.eval, area, lists, poses, seed);
         c.compact(&budget, |_, _| {});
         let rounds = c.rounds();
-        let on_sheet = |(it, p): &(Item, Pose)| {
-            sheet
-                .area
-                .bounds(&table[it.part][p.orient], f64::INFINITY)
-                .is_some_and(|b| {
-                    (b.x_lo..=b.x_hi).contains(&p.gx) && (b.y_lo..=b.y_hi).contains(&p.gy)
-                })
-        };
-        let kept: Vec<(Item, Pose)> = items
-            .iter()
-            .zip(c.poses())
-            .map(|((i, _), p)| (*i, *p))
-            .filter(on_sheet)
-            .collect();
+        let all: Vec<Item> = items.iter().map(|(i, _)| *i).collect();
+        let (links, _) = chain.split(&all, c.poses(), &res);
+        let kept: Vec<(Item, Pose)> = links[0].placed.clone();
         // every part the sheet had before is in the pool (and its share) again unless it is kept
         for (it, _) in &sheet.placed {
             if !kept.iter().any(|(k, _)| k.same_unit(it)) {
