@@ -290,7 +290,104 @@ pub struct Priced {
     pub exact: bool,
 }
 
-/// The pricing. Where `budget` allows a table that big: branch and bound first, and when that
+/// The best `k` patterns by enumeration, when no bar holds more than three of the pieces worth
+/// something (`None` otherwise): for every pair of pieces, the best third one that fits, found
+/// by a running maximum over the pieces by size. Why: orders of pieces between a quarter and a
+/// half of the bar (and any with few long pieces) have hundreds of lengths on a capacity of
+/// 10^5 or more; a table over the capacity costs tens of milliseconds a pricing and the branch
+/// and bound rarely ends, while the pairs are a few hundred thousand additions. Exact.
+fn at_most_three(
+    values: &[f64],
+    sizes: &[i64],
+    bounds: &[u32],
+    capacity: i64,
+    k: usize,
+) -> Option<Priced> {
+    // the pieces worth something, by size (smallest first)
+    let mut items: Vec<usize> = (0..values.len())
+        .filter(|&i| values[i] > 0.0 && sizes[i] > 0 && sizes[i] <= capacity && bounds[i] > 0)
+        .collect();
+    let smallest = items.iter().map(|&i| sizes[i]).min()?;
+    if capacity / smallest > 3 {
+        return None;
+    }
+    items.sort_by(|&a, &b| sizes[a].cmp(&sizes[b]).then(a.cmp(&b)));
+    let n = items.len();
+    // best[p]: the position (among items[..=p]) of the most valuable piece
+    let mut best = vec![0usize; n];
+    for p in 1..n {
+        let b = best[p - 1];
+        best[p] = if values[items[p]] > values[items[b]] {
+            p
+        } else {
+            b
+        };
+    }
+    // the most valuable piece at a position <= `upto` that fits in `room`, except that
+    // position `upto` itself needs `need` copies of its piece
+    let third = |upto: usize, room: i64, need: u32| -> Option<usize> {
+        let fits = items[..=upto].partition_point(|&i| sizes[i] <= room);
+        if fits == 0 {
+            return None;
+        }
+        let p = best[fits - 1];
+        if p != upto || bounds[items[p]] >= need {
+            return Some(p);
+        }
+        (p > 0).then(|| best[p - 1]).filter(|_| fits > 1)
+    };
+    // the k best (value, positions), best first
+    let mut top: Vec<(f64, [Option<usize>; 3])> = Vec::with_capacity(k + 1);
+    let mut keep = |value: f64, pick: [Option<usize>; 3]| {
+        if top.len() == k && value <= top[k - 1].0 {
+            return;
+        }
+        let at = top.partition_point(|t| t.0 >= value);
+        top.insert(at, (value, pick));
+        top.truncate(k);
+    };
+    for a in 0..n {
+        let (ia, room_a) = (items[a], capacity - sizes[items[a]]);
+        let mut paired = false;
+        // the second piece no bigger than the first (by position), the third no bigger than it
+        let b_fits = items[..=a].partition_point(|&i| sizes[i] <= room_a);
+        for b in 0..b_fits {
+            let ib = items[b];
+            if b == a && bounds[ia] < 2 {
+                continue;
+            }
+            paired = true;
+            let room_b = room_a - sizes[ib];
+            let need = if b == a { 3 } else { 2 };
+            let value = values[ia] + values[ib];
+            match third(b, room_b, need) {
+                Some(c) => keep(value + values[items[c]], [Some(a), Some(b), Some(c)]),
+                None => keep(value, [Some(a), Some(b), None]),
+            }
+        }
+        if !paired {
+            keep(values[ia], [Some(a), None, None]);
+        }
+    }
+    let patterns: Vec<(f64, Vec<u32>)> = top
+        .into_iter()
+        .map(|(value, pick)| {
+            let mut counts = vec![0u32; values.len()];
+            for p in pick.into_iter().flatten() {
+                counts[items[p]] += 1;
+            }
+            (value, counts)
+        })
+        .collect();
+    Some(Priced {
+        upper: patterns.first().map_or(0.0, |p| p.0),
+        patterns,
+        exact: true,
+    })
+}
+
+/// The pricing. Where no bar holds more than three pieces, every pattern by enumeration
+/// (`at_most_three`). Else, where `budget` allows a table that big: branch and bound first, and when that
 /// grows past `EXACT_SEARCH_NODES`, the table (with up to `k - 1` runners-up, see
 /// `bounded_many`). Else the branch and bound alone, with the budget's nodes and stop. Large
 /// capacities (a bar of 10^6 units) take the second way: a table over them is too big and too slow, while a bar
@@ -304,6 +401,9 @@ pub fn best_patterns(
     k: usize,
     budget: &Budget,
 ) -> Priced {
+    if let Some(priced) = at_most_three(values, sizes, bounds, capacity, k) {
+        return priced;
+    }
     let of_search = |found: Found| Priced {
         upper: found.upper,
         exact: found.finished,
@@ -516,6 +616,63 @@ fn loaded_many(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `at_most_three` against the table: the same best value on random orders whose bars hold
+    /// at most three pieces (bounds of 1 to 3 copies, some values 0), every pattern within the
+    /// capacity and the bounds, best first; and no answer once four pieces fit.
+    #[test]
+    fn enumeration_of_three_piece_bars_matches_the_table() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut random = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let capacity = 1000;
+        for _ in 0..300 {
+            let m = 1 + random(12) as usize;
+            let sizes: Vec<i64> = (0..m).map(|_| 251 + random(600) as i64).collect();
+            let values: Vec<f64> = (0..m)
+                .map(|_| {
+                    if random(5) == 0 {
+                        0.0
+                    } else {
+                        random(100) as f64 / 37.0
+                    }
+                })
+                .collect();
+            let bounds: Vec<u32> = (0..m).map(|_| 1 + random(3) as u32).collect();
+            let enumerated = at_most_three(&values, &sizes, &bounds, capacity, 4);
+            let table =
+                bounded_many(&values, &sizes, &bounds, capacity, 1, &|| false).expect("no stop");
+            let Some(priced) = enumerated else {
+                assert!(values.iter().all(|&v| v <= 0.0), "three at most always fit");
+                continue;
+            };
+            assert!(
+                (priced.upper - table[0].0).abs() < 1e-9,
+                "{} vs {}",
+                priced.upper,
+                table[0].0
+            );
+            for w in priced.patterns.windows(2) {
+                assert!(w[0].0 >= w[1].0);
+            }
+            for (value, counts) in &priced.patterns {
+                let load: i64 = counts.iter().zip(&sizes).map(|(&c, &s)| c as i64 * s).sum();
+                assert!(load <= capacity);
+                assert!(counts.iter().zip(&bounds).all(|(c, b)| c <= b));
+                let worth: f64 = counts
+                    .iter()
+                    .zip(&values)
+                    .map(|(&c, &v)| c as f64 * v)
+                    .sum();
+                assert!((worth - value).abs() < 1e-9);
+            }
+        }
+        assert!(at_most_three(&[1.0], &[200], &[9], capacity, 4).is_none());
+    }
 
     /// `best_loaded` against every subset: its patterns keep the loads and the conflicts, its
     /// bound is never below the true optimum, and when it says it is complete the bound is the
