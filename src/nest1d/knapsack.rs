@@ -290,13 +290,19 @@ pub struct Priced {
     pub exact: bool,
 }
 
+/// The most kinds of piece whose multisets of four `at_most_four` enumerates (about 10^5 of
+/// them); more, and the table or the branch and bound prices instead.
+const MAX_FOUR_PIECE_KINDS: usize = 40;
+
 /// The best `k` patterns by enumeration, when no bar holds more than three of the pieces worth
-/// something (`None` otherwise): for every pair of pieces, the best third one that fits, found
-/// by a running maximum over the pieces by size. Why: orders of pieces between a quarter and a
+/// something, or four of a few short ones (`None` otherwise): for every pair of pieces, the best
+/// third one that fits, found by a running maximum over the pieces by size; four pieces fit only
+/// where each is at most the bar less three of the shortest, and those few kinds' multisets of
+/// four are enumerated outright. Why: orders of pieces between a quarter and a
 /// half of the bar (and any with few long pieces) have hundreds of lengths on a capacity of
 /// 10^5 or more; a table over the capacity costs tens of milliseconds a pricing and the branch
 /// and bound rarely ends, while the pairs are a few hundred thousand additions. Exact.
-fn at_most_three(
+fn at_most_four(
     values: &[f64],
     sizes: &[i64],
     bounds: &[u32],
@@ -308,11 +314,20 @@ fn at_most_three(
         .filter(|&i| values[i] > 0.0 && sizes[i] > 0 && sizes[i] <= capacity && bounds[i] > 0)
         .collect();
     let smallest = items.iter().map(|&i| sizes[i]).min()?;
-    if capacity / smallest > 3 {
+    if capacity / smallest > 4 {
         return None;
     }
     items.sort_by(|&a, &b| sizes[a].cmp(&sizes[b]).then(a.cmp(&b)));
     let n = items.len();
+    // the kinds a bar of four pieces can hold (none when four of the shortest do not fit)
+    let four = if capacity / smallest == 4 {
+        items.partition_point(|&i| sizes[i] <= capacity - 3 * smallest)
+    } else {
+        0
+    };
+    if four > MAX_FOUR_PIECE_KINDS {
+        return None;
+    }
     // best[p]: the position (among items[..=p]) of the most valuable piece
     let mut best = vec![0usize; n];
     for p in 1..n {
@@ -337,8 +352,8 @@ fn at_most_three(
         (p > 0).then(|| best[p - 1]).filter(|_| fits > 1)
     };
     // the k best (value, positions), best first
-    let mut top: Vec<(f64, [Option<usize>; 3])> = Vec::with_capacity(k + 1);
-    let mut keep = |value: f64, pick: [Option<usize>; 3]| {
+    let mut top: Vec<(f64, [Option<usize>; 4])> = Vec::with_capacity(k + 1);
+    let mut keep = |value: f64, pick: [Option<usize>; 4]| {
         if top.len() == k && value <= top[k - 1].0 {
             return;
         }
@@ -361,12 +376,30 @@ fn at_most_three(
             let need = if b == a { 3 } else { 2 };
             let value = values[ia] + values[ib];
             match third(b, room_b, need) {
-                Some(c) => keep(value + values[items[c]], [Some(a), Some(b), Some(c)]),
-                None => keep(value, [Some(a), Some(b), None]),
+                Some(c) => keep(value + values[items[c]], [Some(a), Some(b), Some(c), None]),
+                None => keep(value, [Some(a), Some(b), None, None]),
             }
         }
         if !paired {
-            keep(values[ia], [Some(a), None, None]);
+            keep(values[ia], [Some(a), None, None, None]);
+        }
+    }
+    for a in 0..four {
+        for b in 0..=a {
+            for c in 0..=b {
+                for d in 0..=c {
+                    let pick = [a, b, c, d];
+                    let load: i64 = pick.iter().map(|&p| sizes[items[p]]).sum();
+                    // positions come in order, so copies of one kind are next to each other
+                    let within_bounds = pick.iter().all(|&p| {
+                        pick.iter().filter(|&&q| q == p).count() as u32 <= bounds[items[p]]
+                    });
+                    if load <= capacity && within_bounds {
+                        let value = pick.iter().map(|&p| values[items[p]]).sum();
+                        keep(value, pick.map(Some));
+                    }
+                }
+            }
         }
     }
     let patterns: Vec<(f64, Vec<u32>)> = top
@@ -386,9 +419,9 @@ fn at_most_three(
     })
 }
 
-/// The pricing. Where no bar holds more than three pieces, every pattern by enumeration
-/// (`at_most_three`). Else, where `budget` allows a table that big: branch and bound first, and when that
-/// grows past `EXACT_SEARCH_NODES`, the table (with up to `k - 1` runners-up, see
+/// The pricing. Where no bar holds more than three pieces (or four of a few short kinds), every
+/// pattern by enumeration (`at_most_four`). Else, where `budget` allows a table that big:
+/// branch and bound first, and when that grows past `EXACT_SEARCH_NODES`, the table (with up to `k - 1` runners-up, see
 /// `bounded_many`). Else the branch and bound alone, with the budget's nodes and stop. Large
 /// capacities (a bar of 10^6 units) take the second way: a table over them is too big and too slow, while a bar
 /// holds few pieces and the search ends quickly. When it does not end, the best pattern found
@@ -401,7 +434,7 @@ pub fn best_patterns(
     k: usize,
     budget: &Budget,
 ) -> Priced {
-    if let Some(priced) = at_most_three(values, sizes, bounds, capacity, k) {
+    if let Some(priced) = at_most_four(values, sizes, bounds, capacity, k) {
         return priced;
     }
     let of_search = |found: Found| Priced {
@@ -617,11 +650,11 @@ fn loaded_many(
 mod tests {
     use super::*;
 
-    /// `at_most_three` against the table: the same best value on random orders whose bars hold
-    /// at most three pieces (bounds of 1 to 3 copies, some values 0), every pattern within the
-    /// capacity and the bounds, best first; and no answer once four pieces fit.
+    /// `at_most_four` against the table: the same best value on random orders whose bars hold
+    /// at most three pieces, or four short ones (bounds of 1 to 3 copies, some values 0); every
+    /// pattern within the capacity and the bounds, best first; no answer once five pieces fit.
     #[test]
-    fn enumeration_of_three_piece_bars_matches_the_table() {
+    fn enumeration_of_short_bars_matches_the_table() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut random = |n: u64| {
             seed ^= seed << 13;
@@ -632,7 +665,7 @@ mod tests {
         let capacity = 1000;
         for _ in 0..300 {
             let m = 1 + random(12) as usize;
-            let sizes: Vec<i64> = (0..m).map(|_| 251 + random(600) as i64).collect();
+            let sizes: Vec<i64> = (0..m).map(|_| 240 + random(610) as i64).collect();
             let values: Vec<f64> = (0..m)
                 .map(|_| {
                     if random(5) == 0 {
@@ -643,7 +676,7 @@ mod tests {
                 })
                 .collect();
             let bounds: Vec<u32> = (0..m).map(|_| 1 + random(3) as u32).collect();
-            let enumerated = at_most_three(&values, &sizes, &bounds, capacity, 4);
+            let enumerated = at_most_four(&values, &sizes, &bounds, capacity, 4);
             let table =
                 bounded_many(&values, &sizes, &bounds, capacity, 1, &|| false).expect("no stop");
             let Some(priced) = enumerated else {
@@ -671,7 +704,12 @@ mod tests {
                 assert!((worth - value).abs() < 1e-9);
             }
         }
-        assert!(at_most_three(&[1.0], &[200], &[9], capacity, 4).is_none());
+        assert!(at_most_four(&[1.0], &[199], &[9], capacity, 4).is_none());
+        // four of the shortest fit: their multisets of four are found too
+        let four = at_most_four(&[1.5, 1.0, 2.0], &[250, 260, 480], &[4, 4, 1], capacity, 4)
+            .expect("few kinds fit four to a bar");
+        assert_eq!(four.patterns[0].1, vec![4, 0, 0]);
+        assert!((four.upper - 6.0).abs() < 1e-9);
     }
 
     /// `best_loaded` against every subset: its patterns keep the loads and the conflicts, its
