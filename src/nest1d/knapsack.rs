@@ -650,18 +650,22 @@ fn loaded_many(
 mod tests {
     use super::*;
 
+    /// A fixed stream of numbers below `n` (xorshift64), the same on every run.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// `at_most_four` against the table: the same best value on random orders whose bars hold
     /// at most three pieces, or four short ones (bounds of 1 to 3 copies, some values 0); every
     /// pattern within the capacity and the bounds, best first; no answer once five pieces fit.
     #[test]
     fn enumeration_of_short_bars_matches_the_table() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut random = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut random = xorshift(0x2545_F491_4F6C_DD1D);
         let capacity = 1000;
         for _ in 0..300 {
             let m = 1 + random(12) as usize;
@@ -717,13 +721,7 @@ mod tests {
     /// optimum and its first pattern reaches it; with one table it may stop, and says so.
     #[test]
     fn the_loaded_knapsack_with_conflicts_matches_every_subset() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut random = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut random = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut stopped_early = 0;
         for _ in 0..300 {
             let n = 3 + random(9) as usize;
