@@ -20,6 +20,17 @@ pub struct PartRaster {
 }
 
 impl PartRaster {
+    /// Builds a `width` x `height` raster from a test of each cell (`occupied(x, y)`).
+    pub fn from_cells(width: u32, height: u32, occupied: impl Fn(u32, u32) -> bool) -> PartRaster {
+        let rows = (0..height)
+            .map(|y| {
+                let row: Vec<bool> = (0..width).map(|x| occupied(x, y)).collect();
+                runs_of(&row)
+            })
+            .collect();
+        PartRaster::from_row_runs(width, rows)
+    }
+
     /// Builds a raster from sorted, disjoint runs per row (`rows.len() == height`).
     pub fn from_row_runs(width: u32, rows: Vec<Vec<Run>>) -> PartRaster {
         let height = rows.len() as u32;

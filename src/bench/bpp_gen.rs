@@ -60,24 +60,12 @@ pub fn generate(count: usize, seed: u64) -> Vec<Generated> {
             let capacity = CAPACITIES[(k / FAMILIES.len()) % CAPACITIES.len()];
             let lengths = MIN_LENGTHS + rng.below(MAX_LENGTHS - MIN_LENGTHS + 1);
             let pieces = (lengths as u64 + rng.next_u64() % MAX_PIECES).min(MAX_PIECES);
-            let (items, optimum) = match family {
-                "wide" => (
-                    random_order(&mut rng, capacity, (0.2, 0.8), lengths, pieces),
+            let (items, optimum) = match random_range(family) {
+                Some(range) => (
+                    random_order(&mut rng, capacity, range, lengths, pieces),
                     None,
                 ),
-                "mid" => (
-                    random_order(&mut rng, capacity, (0.1, 0.5), lengths, pieces),
-                    None,
-                ),
-                "small" => (
-                    random_order(&mut rng, capacity, (0.02, 0.25), lengths, pieces),
-                    None,
-                ),
-                "triplet" => (
-                    random_order(&mut rng, capacity, (0.25, 0.5), lengths, pieces),
-                    None,
-                ),
-                _ => {
+                None => {
                     let (items, bars) = perfect_order(&mut rng, capacity, lengths, pieces);
                     (items, Some(bars))
                 }
@@ -91,6 +79,18 @@ pub fn generate(count: usize, seed: u64) -> Vec<Generated> {
             }
         })
         .collect()
+}
+
+/// The lengths of a random family, as fractions of the bar; `None` for `perfect`, whose bars
+/// are cut into pieces with nothing left.
+fn random_range(family: &str) -> Option<(f64, f64)> {
+    match family {
+        "wide" => Some((0.2, 0.8)),
+        "mid" => Some((0.1, 0.5)),
+        "small" => Some((0.02, 0.25)),
+        "triplet" => Some((0.25, 0.5)),
+        _ => None,
+    }
 }
 
 /// `count` distinct lengths uniform in `range` (fractions of `capacity`).

@@ -767,11 +767,9 @@ fn round_down_then_greedy(
 /// exchanges, `Master::add_exchanges`, counts bigger pieces where smaller ones go), and a piece
 /// put there is one bar's worth of waste less for the greedy rest.
 fn fill_free_room(inst: &Instance, bars: &mut [Bar], residual: &mut [u32]) {
-    // rows by size, biggest first
-    let mut order: Vec<usize> = (0..inst.types()).collect();
-    order.sort_by(|&a, &b| inst.size[b].cmp(&inst.size[a]).then(a.cmp(&b)));
     for bar in bars.iter_mut() {
-        for &i in &order {
+        // the instance's rows are longest first
+        for i in 0..inst.types() {
             if residual[i] == 0 || inst.size[i] > bar.free {
                 continue;
             }

@@ -20,7 +20,7 @@ use super::engine::{sheet_area, FilledSheet, Item, Resolution};
 use super::frame::Frame;
 use super::model::Problem;
 use super::search::{Pose, SheetArea};
-use kerf_kernels::{PartRaster, Run};
+use kerf_kernels::PartRaster;
 
 /// Whole cells of wall between two sheets.
 const WALL_CELLS: i32 = 2;
@@ -189,55 +189,27 @@ fn blocked_cells(chain: &SheetArea, links: &[Link]) -> PartRaster {
             })
         })
         .collect();
-    let rows: Vec<Vec<Run>> = (0..height as i32)
-        .map(|k| {
-            let q = k - m;
-            let blocked_row: Vec<bool> = owner
-                .iter()
-                .enumerate()
-                .map(|(x, own)| match own {
-                    None => true,
-                    Some(l) => match &l.area.blocked {
-                        // an irregular sheet: its own grid, shifted by its offset
-                        Some(b) => {
-                            let kx = x as i32 - l.offset;
-                            kx < 0
-                                || kx >= b.width() as i32
-                                || k >= b.height() as i32
-                                || b.contains(kx as u32, k as u32)
-                        }
-                        // a sheet lower than the chain (or starting higher): the rows it lacks
-                        None => {
-                            (l.area.y1 < chain.y1 - eps && q >= l.y_end)
-                                || (l.area.y0 > chain.y0 + eps && q < l.y_start)
-                        }
-                    },
-                })
-                .collect();
-            runs_of(&blocked_row)
-        })
-        .collect();
-    PartRaster::from_row_runs(width, rows)
-}
-
-/// The runs of `true` cells in a row.
-fn runs_of(row: &[bool]) -> Vec<Run> {
-    let mut runs = Vec::new();
-    let mut start: Option<u32> = None;
-    for (k, &b) in row.iter().enumerate() {
-        match (b, start) {
-            (true, None) => start = Some(k as u32),
-            (false, Some(s)) => {
-                runs.push([s, k as u32]);
-                start = None;
-            }
-            _ => {}
+    PartRaster::from_cells(width, height, |x, y| {
+        let (k, q) = (y as i32, y as i32 - m);
+        match owner[x as usize] {
+            None => true,
+            Some(l) => match &l.area.blocked {
+                // an irregular sheet: its own grid, shifted by its offset
+                Some(b) => {
+                    let kx = x as i32 - l.offset;
+                    kx < 0
+                        || kx >= b.width() as i32
+                        || k >= b.height() as i32
+                        || b.contains(kx as u32, k as u32)
+                }
+                // a sheet lower than the chain (or starting higher): the rows it lacks
+                None => {
+                    (l.area.y1 < chain.y1 - eps && q >= l.y_end)
+                        || (l.area.y0 > chain.y0 + eps && q < l.y_start)
+                }
+            },
         }
-    }
-    if let Some(s) = start {
-        runs.push([s, row.len() as u32]);
-    }
-    runs
+    })
 }
 
 #[cfg(test)]
