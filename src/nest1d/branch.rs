@@ -1,4 +1,4 @@
-//! Branch-and-price for classic cutting stock (one stock length, unlimited): the search that
+//! Branch-and-price for classic cutting stock (one stock length): the search that
 //! proves what the LP bound cannot (instances whose optimum lies above the LP bound rounded
 //! up, Hard28's "non-IRUP" five among them) and finds what dives miss.
 //!
@@ -580,10 +580,10 @@ impl<'a> Tree<'a> {
             if stop() {
                 return Lp::Stopped;
             }
-            let y = master.duals();
-            if master.improve(&y) {
+            if master.improve() {
                 continue;
             }
+            let y = master.duals();
             let values: Vec<f64> = y.iter().map(|v| v.max(0.0)).collect();
             let reduced = |counts: &[u32]| {
                 1.0 - counts

@@ -123,9 +123,11 @@ impl Instance {
         self.size.len()
     }
 
-    /// True for one stock type, unlimited, unit cost: classic cutting stock, where the
-    /// combinatorial bounds (L2) apply.
+    /// True for one stock type: classic cutting stock, where the combinatorial bounds (L2)
+    /// and branch-and-price apply. A limit on that one type changes nothing in them: a plan
+    /// with fewer bars than one that keeps the limit keeps it too, so the limit only decides
+    /// whether a plan is possible at all (bounds of the problem without it hold with it).
     pub fn is_classic(&self) -> bool {
-        self.stock.len() == 1 && self.limit[0].is_none()
+        self.stock.len() == 1
     }
 }

@@ -1,9 +1,12 @@
 //! The master LP of column generation, by the revised simplex method on a sparse LU
 //! factorization of the basis (`lu::Factor`, product-form updates between refactorizations):
 //! minimise cost . x subject to A x >= demand, x >= 0, where each column of A is a
-//! cutting pattern (pieces of each type on one bar). Rows are piece types; each row has a
-//! surplus variable. The start basis is one homogeneous pattern per row (only that piece,
-//! as many as fit), so the basis starts diagonal and feasible.
+//! cutting pattern (pieces of each type on one bar). Rows are piece types, then one row per
+//! stock type with a limited number of bars (-bars of that type >= -limit); each row has a
+//! surplus variable, and each limit row an overflow variable at a penalty (a bar past the
+//! limit). The start basis is one homogeneous pattern per piece row (only that piece, as many
+//! as fit) and, per limit row, its surplus or, where the homogeneous patterns already pass the
+//! limit, its overflow: so the basis starts triangular and feasible.
 
 use super::lu::Factor;
 
@@ -21,11 +24,38 @@ enum Var {
     Surplus(usize),
     /// A dual-optimal inequality as a column (see `Master::add_exchanges`).
     Exchange(usize),
+    /// Bars past the limit of limit row `pieces + k`, at `overflow_cost` each (see `new`).
+    Overflow(usize),
+}
+
+/// Which variables are basic, by kind.
+struct Basic {
+    col: Vec<bool>,
+    surplus: Vec<bool>,
+    exchange: Vec<bool>,
+    overflow: Vec<bool>,
+}
+
+impl Basic {
+    fn holds(&self, v: Var) -> bool {
+        match v {
+            Var::Col(j) => self.col[j],
+            Var::Surplus(i) => self.surplus[i],
+            Var::Exchange(k) => self.exchange[k],
+            Var::Overflow(k) => self.overflow[k],
+        }
+    }
 }
 
 #[derive(Clone)]
 pub struct Master {
+    /// All rows: the piece rows, then the limit rows.
     m: usize,
+    /// The piece rows, the first of the rows.
+    pieces: usize,
+    /// Each stock type's limit row, None for stock without a limit.
+    limit_row: Vec<Option<usize>>,
+    /// Right-hand sides: each piece row's demand, each limit row's -limit (perturbed, see `new`).
     demand: Vec<f64>,
     pub cols: Vec<Column>,
     /// The columns' nonzero entries (row, count): pricing and pivoting touch only these.
@@ -56,6 +86,11 @@ pub struct Master {
     /// What an exchange costs: 0 while they help the LP to its end, a penalty once they are
     /// dropped (so the simplex takes any basic one out).
     exchange_cost: f64,
+    /// What a bar past a stock limit costs: a penalty far above any pattern's cost, so the
+    /// simplex uses overflow only while it has to (the start basis) or when the limits leave
+    /// no other way (then the LP is infeasible without it, and its bound still holds: the LP
+    /// with overflow is a relaxation of the LP without).
+    overflow_cost: f64,
 }
 
 const BLAND_AFTER: usize = 50;
@@ -77,29 +112,65 @@ const REFACTOR_EVERY: usize = 64;
 
 impl Master {
     /// `homogeneous[i]` is a column holding only pieces of type i (it becomes basic for row i).
+    /// Every stock type is unlimited.
     pub fn new(demand: &[u32], homogeneous: Vec<Column>, extra: Vec<Column>) -> Master {
-        let m = demand.len();
+        Master::with_limits(demand, &[], homogeneous, extra)
+    }
+
+    /// As `new`, with `limits[t]` bars of stock type t at most (None, or no entry: as many as
+    /// needed).
+    pub fn with_limits(
+        demand: &[u32],
+        limits: &[Option<u32>],
+        homogeneous: Vec<Column>,
+        extra: Vec<Column>,
+    ) -> Master {
+        let pieces = demand.len();
+        let mut limit_row = Vec::with_capacity(limits.len());
+        let mut rhs: Vec<f64> = demand.iter().map(|&d| d as f64).collect();
+        for limit in limits {
+            limit_row.push(limit.map(|l| {
+                rhs.push(-(l as f64));
+                rhs.len() - 1
+            }));
+        }
+        let m = rhs.len();
         let mut cols = homogeneous;
         cols.extend(extra);
-        // demands perturbed by distinct small amounts: the master of cutting stock is very
-        // degenerate (many rows exactly covered), and without this the simplex takes long
-        // runs of steps that move nothing; bounds are read at the unperturbed demand
-        // (`dual_bound`), so the perturbation never weakens them
-        let sparse = cols.iter().map(sparse_of).collect();
+        let dearest = cols.iter().map(|c| c.cost).fold(1.0, f64::max);
         let retired = vec![false; cols.len()];
         let price = cols.iter().map(|c| c.cost).collect();
+        // right-hand sides perturbed by distinct small amounts: the master of cutting stock is
+        // very degenerate (many rows exactly covered), and without this the simplex takes long
+        // runs of steps that move nothing; bounds are read at the unperturbed right-hand
+        // sides (`dual_bound`), so the perturbation never weakens them. A limit is loosened
+        // (its row's -limit lowered) by more than all the demands' perturbations together
+        // could need (each at most one bar per row), so a plan that keeps the limit exactly
+        // stays a solution of the LP
+        let limit_slack = -2.0 * PERTURBATION * (pieces + 1) as f64;
         let mut master = Master {
             m,
-            demand: demand
+            pieces,
+            demand: rhs
                 .iter()
                 .enumerate()
-                .map(|(i, &d)| d as f64 + PERTURBATION * perturbation(i))
+                .map(|(i, &d)| {
+                    let size = if i < pieces {
+                        PERTURBATION
+                    } else {
+                        limit_slack
+                    };
+                    d + size * perturbation(i)
+                })
                 .collect(),
-            basis: (0..m).map(Var::Col).collect(),
+            basis: (0..pieces)
+                .map(Var::Col)
+                .chain((pieces..m).map(Var::Surplus))
+                .collect(),
             factor: Factor::identity(m),
             xb: vec![0.0; m],
             y: vec![0.0; m],
-            sparse,
+            sparse: Vec::new(),
             cols,
             pivots: 0,
             retired,
@@ -109,9 +180,37 @@ impl Master {
             scan_from: 0,
             exchanges: Vec::new(),
             exchange_cost: 0.0,
+            limit_row,
+            overflow_cost: RETIRED_COST * dearest,
         };
+        master.sparse = master.cols.iter().map(|c| master.sparse_of(c)).collect();
         master.refactor();
+        // a limit row whose surplus came out negative: the homogeneous patterns pass the limit,
+        // and its overflow takes the surplus's place (the basis is triangular, so only that
+        // row's value changes, and only in sign)
+        let over: Vec<usize> = (pieces..m).filter(|&r| master.xb[r] < 0.0).collect();
+        if !over.is_empty() {
+            for r in over {
+                master.basis[r] = Var::Overflow(r - pieces);
+            }
+            master.refactor();
+        }
         master
+    }
+
+    /// A column's nonzero entries: its pieces, and -1 on its stock type's limit row.
+    fn sparse_of(&self, c: &Column) -> Vec<(usize, f64)> {
+        let mut entries: Vec<(usize, f64)> = c
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &a)| a > 0)
+            .map(|(r, &a)| (r, a as f64))
+            .collect();
+        if let Some(r) = self.limit_row.get(c.stock).copied().flatten() {
+            entries.push((r, -1.0));
+        }
+        entries
     }
 
     /// The cost the simplex works with: a retired column's is `RETIRED_COST` times its own.
@@ -121,6 +220,7 @@ impl Master {
             Var::Col(j) => self.price[j],
             Var::Surplus(_) => 0.0,
             Var::Exchange(_) => self.exchange_cost,
+            Var::Overflow(_) => self.overflow_cost,
         }
     }
 
@@ -133,7 +233,7 @@ impl Master {
     /// them; its solution may use them, so `drop_exchanges` comes before plans are read from it.
     /// `size[i]` is row i's piece size.
     pub fn add_exchanges(&mut self, size: &[i64]) {
-        let mut order: Vec<usize> = (0..self.m).collect();
+        let mut order: Vec<usize> = (0..self.pieces).collect();
         order.sort_by(|&a, &b| size[b].cmp(&size[a]).then(a.cmp(&b)));
         self.exchanges = order.windows(2).map(|w| (w[0], w[1])).collect();
         self.exchange_cost = 0.0;
@@ -174,9 +274,38 @@ impl Master {
         self.xb = x;
     }
 
-    /// The dual values y = c_B B^-1 (one per piece type).
+    /// The dual values y = c_B B^-1 of the piece rows (one per piece type).
     pub fn duals(&self) -> Vec<f64> {
-        self.y.clone()
+        self.y[..self.pieces].to_vec()
+    }
+
+    /// The dual value of each stock type's limit (0 for unlimited stock): what one more bar of
+    /// it would save. A pattern on stock type t prices out when its pieces are worth more
+    /// than its cost plus this.
+    pub fn stock_duals(&self) -> Vec<f64> {
+        self.limit_row
+            .iter()
+            .map(|r| r.map_or(0.0, |r| self.y[r].max(0.0)))
+            .collect()
+    }
+
+    /// True when stock type `t` has no bar left (its limit, less the bars fixed, is 0).
+    pub fn exhausted(&self, t: usize) -> bool {
+        self.limit_row
+            .get(t)
+            .copied()
+            .flatten()
+            .is_some_and(|r| self.unperturbed(r) >= 0.0)
+    }
+
+    /// Bars past the stock limits in the current solution (0 once the LP keeps them).
+    pub fn overflow(&self) -> f64 {
+        self.basis
+            .iter()
+            .zip(&self.xb)
+            .filter(|(v, _)| matches!(v, Var::Overflow(_)))
+            .map(|(_, &x)| x.max(0.0))
+            .sum()
     }
 
     fn compute_duals(&self) -> Vec<f64> {
@@ -185,19 +314,34 @@ impl Master {
         y
     }
 
-    /// The value of the current duals at the demand without its perturbation: once no
-    /// column prices out, a lower bound on the LP of the true demand (the duals are feasible),
-    /// whatever the size of the perturbation.
+    /// The value of the current duals at the right-hand sides without their perturbation
+    /// (the limits' duals count against it): once no column prices out, a lower bound on the
+    /// LP of the true demand and limits (the duals are feasible), whatever the size of the
+    /// perturbation.
     pub fn dual_bound(&self) -> f64 {
-        self.value_of_duals(&self.y)
+        self.value_of_duals(&self.y[..self.pieces])
+            + (self.pieces..self.m)
+                .map(|r| self.y[r].max(0.0) * self.unperturbed(r))
+                .sum::<f64>()
     }
 
-    /// What the demand without its perturbation is worth at duals `y` (negative duals count as
-    /// 0, as in pricing): for any `y`, divided by the most a pattern is worth at `y` (per unit
-    /// of cost), a lower bound on the LP (Farley's).
+    /// Row `r`'s right-hand side without its perturbation (a demand is raised by less than
+    /// one, a limit row's -limit lowered by less than one).
+    fn unperturbed(&self, r: usize) -> f64 {
+        if r < self.pieces {
+            self.demand[r].floor()
+        } else {
+            self.demand[r].ceil()
+        }
+    }
+
+    /// What the demand without its perturbation is worth at piece duals `y` (negative duals
+    /// count as 0, as in pricing): for any `y`, divided by the most a pattern is worth at `y`
+    /// (per unit of cost), a lower bound on the LP without stock limits (Farley's), so on the
+    /// LP with them too.
     pub fn value_of_duals(&self, y: &[f64]) -> f64 {
         y.iter()
-            .zip(&self.demand)
+            .zip(&self.demand[..self.pieces])
             .map(|(&y, &d)| y.max(0.0) * d.floor())
             .sum()
     }
@@ -210,7 +354,7 @@ impl Master {
             .zip(&self.xb)
             .map(|(&v, &x)| match v {
                 Var::Col(j) => self.cols[j].cost * x,
-                Var::Surplus(_) | Var::Exchange(_) => 0.0,
+                Var::Surplus(_) | Var::Exchange(_) | Var::Overflow(_) => 0.0,
             })
             .sum()
     }
@@ -237,6 +381,7 @@ impl Master {
                 let (bigger, smaller) = self.exchanges[k];
                 self.cost(v) - (y[smaller] - y[bigger])
             }
+            Var::Overflow(k) => self.cost(v) - y[self.pieces + k],
         }
     }
 
@@ -249,6 +394,7 @@ impl Master {
                 let (bigger, smaller) = self.exchanges[k];
                 vec![(bigger, -1.0), (smaller, 1.0)]
             }
+            Var::Overflow(k) => vec![(self.pieces + k, 1.0)],
         }
     }
 
@@ -261,8 +407,13 @@ impl Master {
     /// every step cost more than the step itself, and the best of a block enters almost as
     /// well. Only a pass over every column that finds nothing ends the LP. When the steps
     /// stall, Bland's rule instead: the first improving variable in index order.
-    pub fn improve(&mut self, y: &[f64]) -> bool {
-        let (basic_col, basic_surplus, basic_exchange) = self.basic_flags();
+    pub fn improve(&mut self) -> bool {
+        let y = self.y.clone();
+        self.improve_at(&y)
+    }
+
+    fn improve_at(&mut self, y: &[f64]) -> bool {
+        let basic = self.basic_flags();
         let n = self.cols.len();
         let bland = self.stalled > BLAND_AFTER;
         let exchanges = if self.has_exchanges() {
@@ -271,24 +422,28 @@ impl Master {
             0
         };
         let prices_out = |master: &Master, v: Var| {
-            let basic = match v {
-                Var::Col(j) => basic_col[j] || master.retired[j],
-                Var::Surplus(i) => basic_surplus[i],
-                Var::Exchange(k) => basic_exchange[k],
+            let rc = if basic.holds(v) || matches!(v, Var::Col(j) if master.retired[j]) {
+                0.0
+            } else {
+                master.reduced(v, y)
             };
-            let rc = if basic { 0.0 } else { master.reduced(v, y) };
             (rc < -EPS).then_some(rc)
         };
+        let limits = self.m - self.pieces;
         let mut best: Option<(f64, Var)> = None;
         if bland {
             best = (0..n)
                 .map(Var::Col)
                 .chain((0..self.m).map(Var::Surplus))
                 .chain((0..exchanges).map(Var::Exchange))
+                .chain((0..limits).map(Var::Overflow))
                 .find_map(|v| prices_out(self, v).map(|rc| (rc, v)));
         } else {
             let rows = (0..self.m).map(Var::Surplus);
-            for v in rows.chain((0..exchanges).map(Var::Exchange)) {
+            let others = (0..exchanges)
+                .map(Var::Exchange)
+                .chain((0..limits).map(Var::Overflow));
+            for v in rows.chain(others) {
                 if let Some(rc) = prices_out(self, v) {
                     if best.is_none_or(|(b, _)| rc < b) {
                         best = Some((rc, v));
@@ -322,24 +477,28 @@ impl Master {
         }
     }
 
-    /// Which columns, which surpluses and which exchanges are basic.
-    fn basic_flags(&self) -> (Vec<bool>, Vec<bool>, Vec<bool>) {
-        let mut basic_col = vec![false; self.cols.len()];
-        let mut basic_surplus = vec![false; self.m];
-        let mut basic_exchange = vec![false; self.exchanges.len()];
+    /// Which variables are basic.
+    fn basic_flags(&self) -> Basic {
+        let mut basic = Basic {
+            col: vec![false; self.cols.len()],
+            surplus: vec![false; self.m],
+            exchange: vec![false; self.exchanges.len()],
+            overflow: vec![false; self.m - self.pieces],
+        };
         for v in &self.basis {
             match *v {
-                Var::Col(j) => basic_col[j] = true,
-                Var::Surplus(i) => basic_surplus[i] = true,
-                Var::Exchange(k) => basic_exchange[k] = true,
+                Var::Col(j) => basic.col[j] = true,
+                Var::Surplus(i) => basic.surplus[i] = true,
+                Var::Exchange(k) => basic.exchange[k] = true,
+                Var::Overflow(k) => basic.overflow[k] = true,
             }
         }
-        (basic_col, basic_surplus, basic_exchange)
+        basic
     }
 
     /// Adds a column (out of the basis).
     pub fn add(&mut self, col: Column) {
-        self.sparse.push(sparse_of(&col));
+        self.sparse.push(self.sparse_of(&col));
         self.price.push(price_of(&col, self.seed));
         self.cols.push(col);
         self.retired.push(false);
@@ -372,6 +531,7 @@ impl Master {
             Var::Col(j) => (0, j),
             Var::Surplus(i) => (1, i),
             Var::Exchange(k) => (2, k),
+            Var::Overflow(k) => (3, k),
         };
         let mut leave: Option<(f64, usize)> = None;
         for k in 0..self.m {
@@ -429,16 +589,23 @@ impl Master {
         }
     }
 
-    /// Lowers the demand by the bars taken, (column, copies) each (rows never below zero), and
-    /// restores an optimal basis of the lower demand by dual simplex steps: the duals stay
-    /// feasible when only the demand changes, so this takes a few pivots where solving afresh
-    /// takes many.
+    /// Lowers the demand by the bars taken, (column, copies) each, and the limits by the bars
+    /// (rows never past zero), and restores an optimal basis of the lower demand by dual
+    /// simplex steps: the duals stay feasible when only the right-hand sides change, so this
+    /// takes a few pivots where solving afresh takes many.
     pub fn fix(&mut self, taken: &[(usize, u32)]) {
         for &(j, copies) in taken {
             for &(r, a) in &self.sparse[j] {
-                let whole = self.demand[r].floor();
+                let whole = self.unperturbed(r);
                 let perturbation = self.demand[r] - whole;
-                self.demand[r] = (whole - copies as f64 * a).max(0.0) + perturbation;
+                let left = whole - copies as f64 * a;
+                // a piece row's demand stays >= 0, a limit row's -limit <= 0
+                let left = if r < self.pieces {
+                    left.max(0.0)
+                } else {
+                    left.min(0.0)
+                };
+                self.demand[r] = left + perturbation;
             }
         }
         self.recompute_values();
@@ -452,7 +619,11 @@ impl Master {
     /// it fail. A retired column never enters again, and one still in the basis costs
     /// `RETIRED_COST` times more, so the next simplex steps take it out.
     pub fn trim_to(&mut self, residual: &[u32]) {
-        let over = |j: usize| self.sparse[j].iter().any(|&(r, a)| a > residual[r] as f64);
+        let over = |j: usize| {
+            self.sparse[j]
+                .iter()
+                .any(|&(r, a)| r < self.pieces && a > residual[r] as f64)
+        };
         let retiring: Vec<usize> = (0..self.cols.len())
             .filter(|&j| !self.retired[j] && over(j))
             .collect();
@@ -522,13 +693,13 @@ impl Master {
             row[r] = 1.0;
             self.factor.btran(&mut row);
             // (exchanges never enter here: dives and fixings come after `drop_exchanges`)
-            let (basic, basic_surplus, _) = self.basic_flags();
+            let basic = self.basic_flags();
             // Harris's ratio test: the cutting stock master is highly dual degenerate (many
             // reduced costs are zero), and the plain minimum ratio then often picks a tiny
             // pivot that blows the values up; among the near-minimum ratios, the largest pivot
             let mut candidates: Vec<(Var, f64, f64)> = Vec::new();
             for j in 0..self.cols.len() {
-                if !basic[j] && !self.retired[j] {
+                if !basic.col[j] && !self.retired[j] {
                     let alpha: f64 = self.sparse[j].iter().map(|&(i, a)| row[i] * a).sum();
                     if alpha < -1e-9 {
                         candidates.push((Var::Col(j), alpha, self.reduced(Var::Col(j), &self.y)));
@@ -536,8 +707,14 @@ impl Master {
                 }
             }
             for i in 0..m {
-                if !basic_surplus[i] && -row[i] < -1e-9 {
+                if !basic.surplus[i] && -row[i] < -1e-9 {
                     candidates.push((Var::Surplus(i), -row[i], self.y[i]));
+                }
+            }
+            for (k, &held) in basic.overflow.iter().enumerate() {
+                let v = Var::Overflow(k);
+                if !held && row[self.pieces + k] < -1e-9 {
+                    candidates.push((v, row[self.pieces + k], self.reduced(v, &self.y)));
                 }
             }
             let bound = candidates
@@ -584,15 +761,6 @@ fn price_of(c: &Column, seed: u64) -> f64 {
     c.cost * (1.0 - COST_NOISE * ((h >> 11) as f64 / (1u64 << 53) as f64))
 }
 
-fn sparse_of(c: &Column) -> Vec<(usize, f64)> {
-    c.counts
-        .iter()
-        .enumerate()
-        .filter(|(_, &a)| a > 0)
-        .map(|(r, &a)| (r, a as f64))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,7 +781,7 @@ mod tests {
     }
 
     fn optimise(m: &mut Master) {
-        while m.improve(&m.duals()) {}
+        while m.improve() {}
     }
 
     /// What the solution's patterns give of each piece.

@@ -96,67 +96,14 @@ pub fn solve_unless_cancelled(p: &Problem, cancel: &CancelHandle) -> Plan {
         };
     }
 
-    let limited = inst.limit.iter().any(|l| l.is_some());
-    if !limited {
-        let o = optimise(&inst, deadline, start, Mode::Full);
-        return finish(&inst, o.bars, o.value, o.bound, unplaced, start, o.note);
-    }
-    // Limited stock. Plans: the first answers (they keep the limits) and, when some stock is
-    // unlimited, the full method on the unlimited stock alone. Bound: the same problem
-    // without the limits (a relaxation: its bound holds for this problem too).
-    let budget = deadline.at.saturating_duration_since(Instant::now());
-    let greedy = optimise(&inst, deadline, start, Mode::FirstAnswers);
-    let relaxed = Instance {
-        limit: vec![None; inst.limit.len()],
-        ..inst.clone()
-    };
-    let bound = optimise(
-        &relaxed,
-        deadline.sooner(Instant::now() + budget / 3),
-        start,
-        Mode::BoundOnly,
-    )
-    .bound;
-    let unlimited: Vec<usize> = (0..inst.stock.len())
-        .filter(|&t| inst.limit[t].is_none())
-        .collect();
-    let restricted = Instance {
-        stock: unlimited.iter().map(|&t| inst.stock[t]).collect(),
-        capacity: unlimited.iter().map(|&t| inst.capacity[t]).collect(),
-        cost: unlimited.iter().map(|&t| inst.cost[t]).collect(),
-        priority: unlimited.iter().map(|&t| inst.priority[t]).collect(),
-        limit: vec![None; unlimited.len()],
-        ..inst.clone()
-    };
-    let on_unlimited = (!unlimited.is_empty())
-        .then(|| optimise(&restricted, deadline, start, Mode::Full))
-        .filter(|o| o.left.iter().all(|&l| l == 0));
-    match on_unlimited {
-        Some(o) if greedy.left.iter().any(|&l| l > 0) || o.value < greedy.value - EPS => {
-            finish(&restricted, o.bars, o.value, bound, unplaced, start, o.note)
-        }
-        _ => {
-            for (k, &l) in greedy.left.iter().enumerate() {
-                if l > 0 {
-                    unplaced.push((inst.piece[k], l, "not enough stock".into()));
-                }
-            }
-            let bound = if greedy.left.iter().any(|&l| l > 0) {
-                0.0
-            } else {
-                bound
-            };
-            finish(
-                &inst,
-                greedy.bars,
-                greedy.value,
-                bound,
-                unplaced,
-                start,
-                greedy.note,
-            )
+    // stock limits are rows of the LP, so limited plans get the whole method and its bound
+    let o = optimise(&inst, deadline, start);
+    for (k, &l) in o.left.iter().enumerate() {
+        if l > 0 {
+            unplaced.push((inst.piece[k], l, "not enough stock".into()));
         }
     }
+    finish(&inst, o.bars, o.value, o.bound, unplaced, start, o.note)
 }
 
 /// When the solver stops: at its time limit, or as soon as it is cancelled.
@@ -186,7 +133,8 @@ impl Deadline<'_> {
 }
 
 /// What `optimise` found: the best plan (bars on the instance's stock types), its value, the
-/// pieces it could not place, and the best proven lower bound.
+/// pieces it could not place (only when no plan within the stock limits was found), and the
+/// best proven lower bound (0 for a plan that leaves pieces).
 struct Outcome {
     value: f64,
     bars: Vec<Bar>,
@@ -196,21 +144,10 @@ struct Outcome {
     note: Option<&'static str>,
 }
 
-/// How far `optimise` goes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// First answers, the LP, integer plans from it: the best plan and bound in the time.
-    Full,
-    /// The first answers only (minimum bin slack within its share of the time).
-    FirstAnswers,
-    /// The first answers and the LP for its bound; no integer plans from the LP.
-    BoundOnly,
-}
-
-/// First answers, then (in `Mode::Full`, unless a first answer is short of stock) column
-/// generation for the bound and integer plans from the LP, until `deadline`. With
-/// `Mode::BoundOnly` the LP runs to the deadline, for the bound alone.
-fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> Outcome {
+/// First answers, then column generation for the bound and integer plans from the LP, until
+/// `deadline`. A first answer short of stock (the limits leave pieces over) is kept only
+/// until the LP's plans find one that places every piece.
+fn optimise(inst: &Instance, deadline: Deadline, start: Instant) -> Outcome {
     // first answers: the one that places the most pieces, then the cheaper
     let (mut short, mut best) = (vec![0u32; inst.types()], None::<(f64, Vec<Bar>)>);
     let mut best_key = (u64::MAX, f64::INFINITY);
@@ -236,43 +173,34 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
     } else {
         0.0
     };
-    if short.iter().any(|&l| l > 0) {
-        let (value, bars) = best.expect("a first answer");
-        return Outcome {
-            value,
-            bars,
-            left: short,
-            bound: 0.0,
-            note: None,
-        };
-    }
-    let (mut ub, mut plan) = best.expect("a first answer");
+    let first = best.expect("a first answer");
+    // a first answer short of stock is no plan yet: any plan that places every piece beats it
+    let (mut ub, mut plan) = if short.iter().all(|&l| l == 0) {
+        first.clone()
+    } else {
+        (f64::INFINITY, Vec::new())
+    };
     let mut lb = classic_bound;
     let mut note = None;
-    if ub > lb + EPS && deadline.passed() && mode == Mode::Full {
+    if ub > lb + EPS && deadline.passed() {
         note = Some(FIRST_ANSWERS_ONLY);
     }
-    let lp_wanted = match mode {
-        Mode::Full => ub > lb + EPS,
-        Mode::FirstAnswers => false,
-        Mode::BoundOnly => true,
-    };
-    if lp_wanted && !deadline.passed() {
+    if ub > lb + EPS && !deadline.passed() {
         // the LP bound by column generation, from the first answer's patterns (each once)
-        let mut pool: Vec<Column> = plan.iter().map(|b| column_of(inst, b)).collect();
+        let mut pool: Vec<Column> = first.1.iter().map(|b| column_of(inst, b)).collect();
         pool.sort_by(|a, b| (a.stock, &a.counts).cmp(&(b.stock, &b.counts)));
         pool.dedup();
-        let mut master = Master::new(&inst.demand, homogeneous(inst, &inst.demand), pool);
+        let mut master = Master::with_limits(
+            &inst.demand,
+            &inst.limit,
+            homogeneous(inst, &inst.demand),
+            pool,
+        );
         master.add_exchanges(&inst.size);
         let (lp_start, lp_time) = (Instant::now(), deadline.left());
         let share = |s: f64| deadline.sooner(lp_start + lp_time.mul_f64(s));
-        let root_deadline = if mode == Mode::BoundOnly {
-            deadline
-        } else {
-            share(ROOT_SHARE)
-        };
         let (mut done, mut bound) =
-            column_generation(inst, &mut master, &inst.demand, root_deadline);
+            column_generation(inst, &mut master, &inst.demand, share(ROOT_SHARE));
         if !done && !deadline.passed() {
             // a large LP that has not ended: its solution so far is rounded into a plan while
             // there is time for the greedy part, then it goes on (a new Farley bound starts
@@ -304,15 +232,19 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
         // exchanges, so the LP goes on without them (`done` then says whether it ended)
         let bound_done = done;
         master.drop_exchanges();
-        if done && mode == Mode::Full && ub > lb + EPS {
+        if done && ub > lb + EPS {
             done = column_generation(inst, &mut master, &inst.demand, share(LATE_SHARE)).0;
         }
+        // an LP that ends with bars past the stock limits has no solution within them (the
+        // overflow's penalty outweighs any pattern): no plan from it can keep the limits
+        let keeps_limits = master.overflow() < 1e-4;
         if !bound_done && ub > lb + EPS {
             note = Some(LP_UNFINISHED);
         }
         tracing::debug!(
             done,
             lp = master.objective(),
+            overflow = master.overflow(),
             columns = master.cols.len(),
             lb,
             ub,
@@ -320,7 +252,7 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
             "root LP"
         );
         // integer plans from the LP
-        if ub > lb + EPS && mode == Mode::Full {
+        if ub > lb + EPS && keeps_limits {
             if let Some(bars) = round_down_then_greedy(inst, &master, deadline) {
                 let v = value_of(inst, &bars);
                 tracing::debug!(
@@ -339,11 +271,17 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
         // resumes where it stopped; `TREE_SHARE` of the time), so an instance only the tree
         // can prove waits for no stagnation test, and the dives keep most of the time
         // (an instance closed at the root, most of them, builds no tree)
-        let searchable = done && mode == Mode::Full && ub > lb + EPS && branch::applies(inst);
-        let bars_of = |value: f64| (value / inst.cost[0]).round() as u64;
+        let searchable = done && keeps_limits && ub > lb + EPS && branch::applies(inst);
+        // the tree's incumbent in bars: the plan's, or, while no plan keeps the one stock
+        // type's limit, one bar past the limit (the tree then looks for plans within it)
+        let bars_of = |value: f64| match (value.is_finite(), inst.limit[0]) {
+            (true, _) => (value / inst.cost[0]).round() as u64,
+            (false, Some(limit)) => limit as u64 + 1,
+            (false, None) => u64::MAX,
+        };
         let mut tree = searchable.then(|| branch::Tree::new(inst, bars_of(ub), &master.cols));
         let mut round = 0u64;
-        while ub > lb + EPS && done && mode == Mode::Full && !deadline.passed() {
+        while ub > lb + EPS && done && keeps_limits && !deadline.passed() {
             let dive_start = Instant::now();
             match dive(inst, &master, deadline, round, ub) {
                 Some(bars) => {
@@ -389,10 +327,20 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant, mode: Mode) -> 
             }
         }
     }
+    if ub == f64::INFINITY {
+        // no plan placed every piece: the first answer with the fewest left over
+        return Outcome {
+            value: first.0,
+            bars: first.1,
+            left: short,
+            bound: 0.0,
+            note,
+        };
+    }
     Outcome {
         value: ub,
         bars: plan,
-        left: short,
+        left: vec![0; inst.types()],
         bound: lb,
         note: if ub > lb + EPS { note } else { None },
     }
@@ -530,14 +478,22 @@ fn column_generation(
             return (false, farley);
         }
         let t0 = Instant::now();
-        let y = master.duals();
-        let improved = master.improve(&y);
+        let improved = master.improve();
         t_master += t0.elapsed().as_secs_f64();
         if improved {
             steps += 1;
             continue;
         }
         pricings += 1;
+        let y = master.duals();
+        // a pattern on stock type t prices out when its pieces are worth more than the bar's
+        // cost plus its limit's dual; a type with no bar left is not priced (its limit row
+        // holds its columns at 0, and its dual may rise as far as the bound needs at no cost)
+        let mu = master.stock_duals();
+        let price = |t: usize| inst.cost[t] + mu[t];
+        let open: Vec<usize> = (0..inst.stock.len())
+            .filter(|&t| !master.exhausted(t))
+            .collect();
         let t1 = Instant::now();
         let mut entering: Option<(f64, Column)> = None;
         // a short search usually finds a pattern that prices out; the exact (and slower)
@@ -554,7 +510,7 @@ fn column_generation(
             None => y.clone(),
         };
         smooth = Some(priced.clone());
-        for t in 0..inst.stock.len() {
+        for &t in &open {
             let counts = knapsack::bounded_search(
                 &priced,
                 &inst.size,
@@ -564,7 +520,13 @@ fn column_generation(
                 &stop,
             )
             .counts;
-            keep_best(&mut entering, inst, t, worth(&counts, &y), counts);
+            keep_best(
+                &mut entering,
+                inst,
+                t,
+                price(t) - worth(&counts, &y),
+                counts,
+            );
         }
         if let Some((_, col)) = entering {
             t_price += t1.elapsed().as_secs_f64();
@@ -577,6 +539,7 @@ fn column_generation(
         // upper bound on it)
         if unit
             && inst.integral_costs
+            && master.overflow() < EPS
             && round_up(inst, farley) >= round_up(inst, master.objective())
         {
             return (true, farley);
@@ -586,7 +549,7 @@ fn column_generation(
         // priced at the smoothed point lead the LP to its end in fewer steps); a column is
         // taken only if it prices out at the current duals, else the exact pricing at them
         // follows (it proves that the LP is optimal)
-        if let (true, Some((duals, _))) = (unit, &centre) {
+        if let (true, true, Some((duals, _))) = (unit, open == [0], &centre) {
             let pi: Vec<f64> = duals
                 .iter()
                 .zip(&y)
@@ -606,7 +569,7 @@ fn column_generation(
             if centre.as_ref().is_none_or(|(_, b)| bound > *b) {
                 centre = Some((pi, bound));
             }
-            let mut columns = priced_out(inst, 0, &y, priced.patterns);
+            let mut columns = priced_out(inst, 0, price(0), &y, priced.patterns);
             if let Some(first) = columns.next() {
                 columns.for_each(|col| master.add(col));
                 t_price += t1.elapsed().as_secs_f64();
@@ -615,7 +578,7 @@ fn column_generation(
             }
         }
         let mut proven = true;
-        for t in 0..inst.stock.len() {
+        for &t in &open {
             let priced = knapsack::best_patterns(
                 &y,
                 &inst.size,
@@ -636,9 +599,10 @@ fn column_generation(
                 }
             }
             // the best enters (if it beats the other stock types'), the runners-up wait
-            let mut columns = priced_out(inst, t, &y, priced.patterns);
+            let mut columns = priced_out(inst, t, price(t), &y, priced.patterns);
             if let Some(best) = columns.next() {
-                keep_best(&mut entering, inst, t, worth(&best.counts, &y), best.counts);
+                let rc = price(t) - worth(&best.counts, &y);
+                keep_best(&mut entering, inst, t, rc, best.counts);
             }
             columns.for_each(|col| master.add(col));
         }
@@ -658,15 +622,17 @@ fn worth(counts: &[u32], y: &[f64]) -> f64 {
     counts.iter().zip(y).map(|(&a, &yi)| a as f64 * yi).sum()
 }
 
-/// The patterns (best first) as columns on stock type `t`, those that price out at `y`.
+/// The patterns (best first) as columns on stock type `t`, those that price out at `y` (a bar of
+/// `t` priced at `price`: its cost and its limit's dual).
 fn priced_out<'a>(
     inst: &'a Instance,
     t: usize,
+    price: f64,
     y: &'a [f64],
     patterns: Vec<(f64, Vec<u32>)>,
 ) -> impl Iterator<Item = Column> + 'a {
     patterns.into_iter().filter_map(move |(_, counts)| {
-        (inst.cost[t] - worth(&counts, y) < -1e-9).then(|| Column {
+        (price - worth(&counts, y) < -1e-9).then(|| Column {
             stock: t,
             counts,
             cost: inst.cost[t],
@@ -674,16 +640,15 @@ fn priced_out<'a>(
     })
 }
 
-/// Keeps the pattern `counts` on stock type `t`, worth `value` in duals, if it prices out and
-/// beats the one kept so far (by reduced cost).
+/// Keeps the pattern `counts` on stock type `t`, of reduced cost `rc`, if it prices out and
+/// beats the one kept so far.
 fn keep_best(
     best: &mut Option<(f64, Column)>,
     inst: &Instance,
     t: usize,
-    value: f64,
+    rc: f64,
     counts: Vec<u32>,
 ) {
-    let rc = inst.cost[t] - value;
     if rc < -1e-9 && best.as_ref().is_none_or(|(b, _)| rc < *b) {
         *best = Some((
             rc,
@@ -696,9 +661,24 @@ fn keep_best(
     }
 }
 
-/// Takes `col` `copies` times, each copy trimmed to what is still needed; returns the bars.
-fn take(col: &Column, copies: u32, residual: &mut [u32], bars: &mut Vec<Bar>, inst: &Instance) {
-    for _ in 0..copies {
+/// Bars of stock type `t` that `bars` leaves of its limit (u32::MAX for unlimited stock).
+fn bars_left(inst: &Instance, bars: &[Bar], t: usize) -> u32 {
+    inst.limit[t].map_or(u32::MAX, |l| {
+        l.saturating_sub(bars.iter().filter(|b| b.stock == t).count() as u32)
+    })
+}
+
+/// Takes `col` `copies` times (as many as its stock's limit leaves), each copy trimmed to what
+/// is still needed, into `bars`; returns how many it took.
+fn take(
+    col: &Column,
+    copies: u32,
+    residual: &mut [u32],
+    bars: &mut Vec<Bar>,
+    inst: &Instance,
+) -> u32 {
+    let copies = copies.min(bars_left(inst, bars, col.stock));
+    for n in 0..copies {
         let counts: Vec<u32> = col
             .counts
             .iter()
@@ -706,7 +686,7 @@ fn take(col: &Column, copies: u32, residual: &mut [u32], bars: &mut Vec<Bar>, in
             .map(|(&c, &r)| c.min(r))
             .collect();
         if counts.iter().all(|&c| c == 0) {
-            return;
+            return n;
         }
         for (r, c) in residual.iter_mut().zip(&counts) {
             *r -= c;
@@ -722,16 +702,20 @@ fn take(col: &Column, copies: u32, residual: &mut [u32], bars: &mut Vec<Bar>, in
             counts,
         });
     }
+    copies
 }
 
 /// The residual of `residual` packed greedily (minimum bin slack until `deadline`, then
-/// first-fit decreasing).
+/// first-fit decreasing), on the stock that `bars` leaves.
 fn greedy_rest(inst: &Instance, residual: &[u32], bars: &mut Vec<Bar>, deadline: Deadline) -> bool {
     if residual.iter().all(|&r| r == 0) {
         return true;
     }
     let rest = Instance {
         demand: residual.to_vec(),
+        limit: (0..inst.stock.len())
+            .map(|t| inst.limit[t].map(|_| bars_left(inst, bars, t)))
+            .collect(),
         ..inst.clone()
     };
     let (more, left) = min_slack(&rest, &|| deadline.passed());
@@ -895,13 +879,15 @@ impl Dive<'_> {
         taken: &[(usize, u32)],
     ) -> Option<bool> {
         let before: u32 = residual.iter().sum();
-        for &(j, copies) in taken {
-            take(&master.cols[j], copies, residual, bars, self.inst);
-        }
+        let taken: Vec<(usize, u32)> = taken
+            .iter()
+            .map(|&(j, copies)| (j, take(&master.cols[j], copies, residual, bars, self.inst)))
+            .filter(|&(_, n)| n > 0)
+            .collect();
         if residual.iter().sum::<u32>() == before {
             return None;
         }
-        master.fix(taken);
+        master.fix(&taken);
         master.trim_to(residual);
         if residual.iter().all(|&r| r == 0) {
             return Some(false);
