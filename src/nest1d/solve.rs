@@ -162,6 +162,13 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant) -> Outcome {
             left.iter().map(|&l| l as u64).sum::<u64>(),
             value_of(inst, &bars),
         );
+        tracing::debug!(
+            heuristic,
+            value = key.1,
+            left = key.0,
+            seconds = start.elapsed().as_secs_f64(),
+            "first answer"
+        );
         if key.0 < best_key.0 || (key.0 == best_key.0 && key.1 < best_key.1 - EPS) {
             best_key = key;
             best = Some((key.1, bars));
@@ -733,7 +740,7 @@ fn round_down_then_greedy(
     let mut bars = Vec::new();
     let mut sol = master.solution();
     sol.sort_by(|a, b| b.1.total_cmp(&a.1));
-    for (j, x) in sol {
+    for &(j, x) in &sol {
         take(
             &master.cols[j],
             (x + 1e-4).floor() as u32,
@@ -741,6 +748,21 @@ fn round_down_then_greedy(
             &mut bars,
             inst,
         );
+    }
+    // then one more copy of the columns used in part, the largest part first, while every
+    // piece of the copy is still wanted (a copy that would cut pieces nobody wants is left to
+    // the greedy rest)
+    let mut parts: Vec<(usize, f64)> = sol
+        .iter()
+        .map(|&(j, x)| (j, x - (x + 1e-4).floor()))
+        .filter(|&(_, f)| f > 1e-4)
+        .collect();
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (j, _) in parts {
+        let col = &master.cols[j];
+        if col.counts.iter().zip(&residual).all(|(&c, &r)| c <= r) {
+            take(col, 1, &mut residual, &mut bars, inst);
+        }
     }
     fill_free_room(inst, &mut bars, &mut residual);
     greedy_rest(inst, &residual, &mut bars, deadline).then_some(bars)
