@@ -677,6 +677,21 @@ impl Master {
         self.y = self.compute_duals();
     }
 
+    /// Retires every column `unwanted` says no plan sought may use (as `trim_to` does, without
+    /// trimmed copies): it never enters again, and the next simplex steps take it out.
+    pub fn retire_if(&mut self, unwanted: impl Fn(&Column) -> bool) {
+        let mut any = false;
+        for (j, col) in self.cols.iter().enumerate() {
+            if !self.retired[j] && unwanted(col) {
+                self.retired[j] = true;
+                any = true;
+            }
+        }
+        if any {
+            self.y = self.compute_duals();
+        }
+    }
+
     /// Dual simplex: while a basic variable is negative, it leaves, and the variable that
     /// keeps every reduced cost non-negative enters.
     fn restore_feasibility(&mut self) {
