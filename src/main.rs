@@ -105,6 +105,11 @@ enum Cmd {
         #[command(subcommand)]
         which: KeysCmd,
     },
+    /// Accounts on the store (each with its own keys, jobs and results).
+    Accounts {
+        #[command(subcommand)]
+        which: AccountsCmd,
+    },
     /// Benchmarks that print tables.
     Bench {
         #[command(subcommand)]
@@ -130,6 +135,21 @@ enum KeysCmd {
         /// Expiry, RFC 3339 (for example 2027-01-31T00:00:00Z); none: never expires.
         #[arg(long)]
         expires: Option<String>,
+        /// The account (its id, from `kerf accounts create`); default: the store's first.
+        #[arg(long)]
+        account: Option<i64>,
+    },
+}
+
+#[derive(Subcommand)]
+enum AccountsCmd {
+    /// Create an account and print its id (alone) on standard output; give it keys with
+    /// `kerf keys create --account ID`.
+    Create {
+        #[arg(long, default_value = "kerf.db")]
+        database: String,
+        #[arg(long)]
+        name: String,
     },
 }
 
@@ -333,6 +353,7 @@ fn run(cli: Cli) -> Result<()> {
                     reference,
                     parallelism,
                     expires,
+                    account,
                 },
         } => kerf::cli::keys::create(kerf::cli::keys::CreateArgs {
             database,
@@ -340,7 +361,11 @@ fn run(cli: Cli) -> Result<()> {
             reference,
             parallelism,
             expires,
+            account,
         }),
+        Cmd::Accounts {
+            which: AccountsCmd::Create { database, name },
+        } => kerf::cli::keys::create_account(&database, &name),
         Cmd::Bench {
             which:
                 BenchCmd::Esicup {

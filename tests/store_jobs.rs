@@ -475,6 +475,7 @@ async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled() {
         parallelism: 1,
         expires_at,
         is_trial: false,
+        email: String::new(),
     };
     let (k, token) = store.create_key(&new(Some(1_000)), 0).await.unwrap();
     assert!(token.starts_with(&format!("kerf_{}_", k.id)));
@@ -728,6 +729,7 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
                 parallelism: 1,
                 expires_at: None,
                 is_trial: false,
+                email: String::new(),
             },
             0,
         )

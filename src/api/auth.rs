@@ -1,5 +1,6 @@
 //! The caller: `Accept: application/json` (else 406) and `Authorization: Bearer <key>` (else
-//! 401), checked against the store's hashed keys on every request.
+//! 401), checked against the store's hashed keys on every request, and a browser's `Origin`
+//! against the key's allowed origins when it has any (else 403).
 
 use super::error::{ApiError, Shape};
 use super::AppState;
@@ -41,6 +42,7 @@ impl FromRequestParts<AppState> for Caller {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         // the key first: a caller without a valid key learns nothing else (401 before 406)
         let key = authenticate(parts, state).await?;
+        allowed_origin(parts, state, &key).await?;
         if !accepts_json(parts) {
             return Err(ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
@@ -82,5 +84,26 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<ApiKey, ApiErro
     match state.store.authenticate(token, now_ms()).await? {
         Ok(key) => Ok(key),
         Err(refusal) => Err(unauthorized(refusal.message())),
+    }
+}
+
+/// A request that carries an Origin header (a browser's) must come from one of its key's
+/// origins, when the key has any (403 otherwise); a key with no list is not limited, and a
+/// request without the header (a server's) is not a browser's.
+async fn allowed_origin(parts: &Parts, state: &AppState, key: &ApiKey) -> Result<(), ApiError> {
+    let Some(origin) = parts.headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let allowed = state.store.key_origins(&key.id).await?;
+    if allowed.is_empty() {
+        return Ok(());
+    }
+    let text = origin.to_str().unwrap_or("");
+    match super::keys::canonical_origin(text) {
+        Ok(o) if allowed.contains(&o) => Ok(()),
+        _ => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("origin '{text}' is not among the origins this key may be used from"),
+        )),
     }
 }

@@ -7,6 +7,7 @@ mod auth;
 mod error;
 mod exports;
 mod health;
+mod keys;
 mod nesting;
 mod nesting1d;
 pub mod openapi;
@@ -20,7 +21,7 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, delete, get, patch, post};
 use axum::Router;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -69,17 +70,9 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/export/cached", "exports"),
     ("/v1/status", "subscription status"),
     (
-        "/admin/keys",
-        "key management over HTTP (use `kerf keys create`)",
+        "/admin/keys/{id}/weight",
+        "fair sharing (the weight it sets)",
     ),
-    (
-        "/admin/keys/{id}",
-        "key management over HTTP (use `kerf keys create`)",
-    ),
-    ("/admin/keys/{id}/regenerate", "key management over HTTP"),
-    ("/admin/keys/{id}/type", "key management over HTTP"),
-    ("/admin/keys/{id}/weight", "fairness"),
-    ("/apikeys/{id}/origins", "browser origins"),
     ("/usage/fairness", "fairness"),
     ("/hubs/nesting", "the real-time hub"),
     ("/hubs/nesting/negotiate", "the real-time hub"),
@@ -106,6 +99,16 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/render", get(exports::render))
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))
+        .route("/admin/keys", post(keys::create).get(keys::list))
+        .route("/admin/keys/{id}", delete(keys::revoke))
+        .route("/admin/keys/{id}/regenerate", post(keys::regenerate))
+        .route("/admin/keys/{id}/type", patch(keys::set_type))
+        .route(
+            "/apikeys/{id}/origins",
+            get(keys::origins)
+                .post(keys::add_origin)
+                .delete(keys::remove_origin),
+        )
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json));

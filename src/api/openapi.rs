@@ -1,7 +1,7 @@
 //! GET /openapi.json: the OpenAPI 3 document, generated from the handlers' annotations and the
 //! wire types' derives (so it cannot drift from the code).
 
-use super::{account, exports, health, nesting, nesting1d};
+use super::{account, exports, health, keys, nesting, nesting1d};
 use crate::wire;
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -16,9 +16,11 @@ use utoipa::{Modify, OpenApi};
         nesting1d::submit_1d, nesting1d::result_1d,
         exports::render, exports::export,
         account::validate, account::valid_until,
+        keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type,
+        keys::origins, keys::add_origin, keys::remove_origin,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::OriginBody, wire::OriginList)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;

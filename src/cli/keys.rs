@@ -1,5 +1,5 @@
-//! `kerf keys create`: a new key on the store's account, printed alone on standard output so
-//! scripts can capture it.
+//! `kerf keys create`: a new key on one of the store's accounts, and `kerf accounts create`: a
+//! new account; each prints what it made alone on standard output so scripts can capture it.
 
 use crate::store::{now_ms, KeyType, NewKey, Store};
 use anyhow::{Context, Result};
@@ -10,6 +10,8 @@ pub struct CreateArgs {
     pub reference: String,
     pub parallelism: i64,
     pub expires: Option<String>,
+    /// None: the store's first account (made if there is none).
+    pub account: Option<i64>,
 }
 
 pub fn create(a: CreateArgs) -> Result<()> {
@@ -30,9 +32,13 @@ pub fn create(a: CreateArgs) -> Result<()> {
         .build()?
         .block_on(async {
             let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
-            let account_id = match store.first_account().await? {
-                Some(id) => id,
-                None => store.create_account("default", now_ms()).await?,
+            let account_id = match a.account {
+                Some(id) if store.account_exists(id).await? => id,
+                Some(id) => anyhow::bail!("--account {id}: no such account"),
+                None => match store.first_account().await? {
+                    Some(id) => id,
+                    None => store.create_account("default", now_ms()).await?,
+                },
             };
             let (_, token) = store
                 .create_key(
@@ -43,6 +49,7 @@ pub fn create(a: CreateArgs) -> Result<()> {
                         parallelism: a.parallelism,
                         expires_at,
                         is_trial: false,
+                        email: String::new(),
                     },
                     now_ms(),
                 )
@@ -50,5 +57,21 @@ pub fn create(a: CreateArgs) -> Result<()> {
             anyhow::Ok(token)
         })?;
     println!("{token}");
+    Ok(())
+}
+
+/// `kerf accounts create`: prints the new account's id.
+pub fn create_account(database: &str, name: &str) -> Result<()> {
+    if name.trim().is_empty() {
+        anyhow::bail!("--name: must not be empty");
+    }
+    let id = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async {
+            let store = Store::open(database).await.map_err(anyhow::Error::msg)?;
+            anyhow::Ok(store.create_account(name.trim(), now_ms()).await?)
+        })?;
+    println!("{id}");
     Ok(())
 }

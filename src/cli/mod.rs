@@ -1,5 +1,5 @@
 //! Command-line front ends: `nest` (one nest from files, no server), `serve` (the service),
-//! `keys` (key management on the store).
+//! `keys` and `accounts` (keys and accounts on the store).
 
 pub mod keys;
 pub mod nest;

@@ -41,6 +41,8 @@ pub struct NewKey {
     /// Unix ms; None: never expires.
     pub expires_at: Option<i64>,
     pub is_trial: bool,
+    /// A contact address for the key (may be empty).
+    pub email: String,
 }
 
 /// A key's record (never its secret).
@@ -54,6 +56,34 @@ pub struct ApiKey {
     pub expires_at: Option<i64>,
     pub cancelled_at: Option<i64>,
     pub is_trial: bool,
+    pub email: String,
+    /// The key's share in fair sharing (DESIGN 4), relative to the account's other keys.
+    pub weight: f64,
+}
+
+impl ApiKey {
+    /// Neither cancelled nor expired at `now_ms`.
+    pub fn is_active(&self, now_ms: i64) -> bool {
+        self.cancelled_at.is_none() && !self.is_expired(now_ms)
+    }
+
+    pub fn is_expired(&self, now_ms: i64) -> bool {
+        self.expires_at.is_some_and(|e| e <= now_ms)
+    }
+}
+
+/// The columns `key_of` reads (a macro, so queries can `concat!` it into static SQL).
+macro_rules! key_columns {
+    () => {
+        "id, account_id, key_type, reference, parallelism, expires_at, cancelled_at, is_trial, email, weight"
+    };
+}
+
+/// Why a key could not be created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateRefusal {
+    /// The account holds as many active keys as its plan allows.
+    CapReached { cap: i64 },
 }
 
 /// Why a presented key was refused. The API answers all of them with 401; the reason is
@@ -109,6 +139,8 @@ fn key_of(r: &sqlx::sqlite::SqliteRow) -> ApiKey {
         expires_at: r.get("expires_at"),
         cancelled_at: r.get("cancelled_at"),
         is_trial: r.get::<i64, _>("is_trial") != 0,
+        email: r.get("email"),
+        weight: r.get("weight"),
     }
 }
 
@@ -122,6 +154,14 @@ impl Store {
                 .await?
                 .get("id"),
         )
+    }
+
+    pub async fn account_exists(&self, id: i64) -> Result<bool, StoreError> {
+        Ok(sqlx::query("SELECT 1 FROM accounts WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .is_some())
     }
 
     /// The first account, if any (the single-account default of `kerf serve`).
@@ -138,11 +178,35 @@ impl Store {
         new: &NewKey,
         now_ms: i64,
     ) -> Result<(ApiKey, String), StoreError> {
+        match self.insert_key(new, None, now_ms).await? {
+            Ok(created) => Ok(created),
+            Err(CreateRefusal::CapReached { .. }) => unreachable!("no cap was given"),
+        }
+    }
+
+    /// Creates a key unless the account already holds as many active keys as its cap allows
+    /// (checked and inserted in one statement, so two requests cannot both take the last place).
+    pub async fn create_key_within_cap(
+        &self,
+        new: &NewKey,
+        now_ms: i64,
+    ) -> Result<Result<(ApiKey, String), CreateRefusal>, StoreError> {
+        self.insert_key(new, Some(now_ms), now_ms).await
+    }
+
+    async fn insert_key(
+        &self,
+        new: &NewKey,
+        cap_at: Option<i64>,
+        now_ms: i64,
+    ) -> Result<Result<(ApiKey, String), CreateRefusal>, StoreError> {
         let id = random_hex(8);
         let secret = random_hex(32);
-        sqlx::query(
-            "INSERT INTO api_keys (id, account_id, secret_hash, reference, key_type, parallelism, is_trial, expires_at, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        let inserted = sqlx::query(
+            "INSERT INTO api_keys (id, account_id, secret_hash, reference, key_type, parallelism, is_trial, expires_at, created_at, email) \
+             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
+             WHERE ? IS NULL OR (SELECT COUNT(*) FROM api_keys WHERE account_id = ? AND cancelled_at IS NULL \
+                   AND (expires_at IS NULL OR expires_at > ?)) < (SELECT key_cap FROM accounts WHERE id = ?)",
         )
         .bind(&id)
         .bind(new.account_id)
@@ -153,8 +217,21 @@ impl Store {
         .bind(new.is_trial)
         .bind(new.expires_at)
         .bind(now_ms)
+        .bind(&new.email)
+        .bind(cap_at)
+        .bind(new.account_id)
+        .bind(cap_at)
+        .bind(new.account_id)
         .execute(&self.pool)
         .await?;
+        if inserted.rows_affected() == 0 {
+            let cap: i64 = sqlx::query("SELECT key_cap FROM accounts WHERE id = ?")
+                .bind(new.account_id)
+                .fetch_one(&self.pool)
+                .await?
+                .get("key_cap");
+            return Ok(Err(CreateRefusal::CapReached { cap }));
+        }
         let key = ApiKey {
             id: id.clone(),
             account_id: new.account_id,
@@ -164,8 +241,10 @@ impl Store {
             expires_at: new.expires_at,
             cancelled_at: None,
             is_trial: new.is_trial,
+            email: new.email.clone(),
+            weight: 1.0,
         };
-        Ok((key, format!("kerf_{id}_{secret}")))
+        Ok(Ok((key, format!("kerf_{id}_{secret}"))))
     }
 
     /// On a store with no account: creates one and an Admin key, and returns the key's token
@@ -188,6 +267,7 @@ impl Store {
                     parallelism,
                     expires_at: None,
                     is_trial: false,
+                    email: String::new(),
                 },
                 now_ms,
             )
@@ -204,10 +284,11 @@ impl Store {
         let Some((id, secret)) = split_token(token.trim()) else {
             return Ok(Err(KeyRefusal::Malformed));
         };
-        let row = sqlx::query(
-            "SELECT id, account_id, key_type, reference, parallelism, expires_at, cancelled_at, is_trial, \
-             secret_hash FROM api_keys WHERE id = ?",
-        )
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            key_columns!(),
+            ", secret_hash FROM api_keys WHERE id = ?"
+        ))
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
@@ -222,7 +303,7 @@ impl Store {
         if key.cancelled_at.is_some() {
             return Ok(Err(KeyRefusal::Cancelled));
         }
-        if key.expires_at.is_some_and(|e| e <= now_ms) {
+        if key.is_expired(now_ms) {
             return Ok(Err(KeyRefusal::Expired));
         }
         Ok(Ok(key))
@@ -230,10 +311,11 @@ impl Store {
 
     /// A key's record by its id.
     pub async fn key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
-        Ok(sqlx::query(
-            "SELECT id, account_id, key_type, reference, parallelism, expires_at, cancelled_at, is_trial \
-             FROM api_keys WHERE id = ?",
-        )
+        Ok(sqlx::query(concat!(
+            "SELECT ",
+            key_columns!(),
+            " FROM api_keys WHERE id = ?"
+        ))
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
@@ -248,6 +330,79 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// Every key of an account, cancelled ones included, oldest first.
+    pub async fn account_keys(&self, account_id: i64) -> Result<Vec<ApiKey>, StoreError> {
+        Ok(sqlx::query(concat!(
+            "SELECT ",
+            key_columns!(),
+            " FROM api_keys WHERE account_id = ? ORDER BY created_at, id"
+        ))
+        .bind(account_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(key_of)
+        .collect())
+    }
+
+    /// A new secret for a key that is not cancelled; the old one fails from now on. Everything
+    /// else (reference, expiry, type, parallelism, weight, origins) stays with the key's id.
+    /// None when the key is cancelled.
+    pub async fn regenerate_key(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let secret = random_hex(32);
+        let r = sqlx::query(
+            "UPDATE api_keys SET secret_hash = ? WHERE id = ? AND cancelled_at IS NULL",
+        )
+        .bind(&hash_secret(&secret)[..])
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok((r.rows_affected() == 1).then(|| format!("kerf_{id}_{secret}")))
+    }
+
+    pub async fn set_key_type(&self, id: &str, key_type: KeyType) -> Result<(), StoreError> {
+        sqlx::query("UPDATE api_keys SET key_type = ? WHERE id = ?")
+            .bind(key_type.as_str())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The browser origins a key is limited to, in the order they were added (none: the key
+    /// is not limited).
+    pub async fn key_origins(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        Ok(
+            sqlx::query("SELECT origin FROM key_origins WHERE key_id = ? ORDER BY rowid")
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|r| r.get("origin"))
+                .collect(),
+        )
+    }
+
+    /// Adds an origin to a key's list (already there: nothing changes).
+    pub async fn add_key_origin(&self, id: &str, origin: &str) -> Result<(), StoreError> {
+        sqlx::query("INSERT OR IGNORE INTO key_origins (key_id, origin) VALUES (?, ?)")
+            .bind(id)
+            .bind(origin)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Removes an origin from a key's list; false when it was not there.
+    pub async fn remove_key_origin(&self, id: &str, origin: &str) -> Result<bool, StoreError> {
+        let r = sqlx::query("DELETE FROM key_origins WHERE key_id = ? AND origin = ?")
+            .bind(id)
+            .bind(origin)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 }

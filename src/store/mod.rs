@@ -13,7 +13,7 @@ mod outbox;
 mod results;
 
 pub use jobs::{Admission, Claimed, JobState, JobStatus, Lane, Lost, NewJob, Outcome};
-pub use keys::{ApiKey, KeyRefusal, KeyType, NewKey};
+pub use keys::{ApiKey, CreateRefusal, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
 pub use results::{ResultRecord, StoredResult};
 
@@ -66,6 +66,11 @@ fn migrator() -> Migrator {
             4,
             "exports",
             include_str!("../../migrations/sqlite/0004_exports.sql"),
+        ),
+        m(
+            5,
+            "key management",
+            include_str!("../../migrations/sqlite/0005_key_management.sql"),
         ),
     ])
 }

@@ -5,6 +5,7 @@
 pub mod convert;
 pub mod cut1d;
 pub mod exports;
+pub mod keys;
 pub mod responses;
 pub mod results;
 pub mod types;
@@ -14,6 +15,7 @@ pub use convert::{
     Submission,
 };
 pub use exports::render_options;
+pub use keys::*;
 pub use responses::*;
 pub use types::*;
 

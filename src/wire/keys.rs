@@ -1,0 +1,86 @@
+//! Key management on the wire (spec "Account and keys", DESIGN 5.9): the ClientKey record, the
+//! request bodies, and the origin list. Where the spec says "not shown" these shapes are kerf's
+//! choice, written down in README ("Key management").
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// ClientKey: a key's record. The secret (`ApiKey`) only in the answers to creation and
+/// regeneration. Beside the spec's fields: `ApiKeyId` (the id the admin paths take; also the
+/// part of the secret between `kerf_` and the second `_`), `Weight` (fair sharing) and `Email`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct ClientKey {
+    #[serde(rename = "ApiKeyId")]
+    pub api_key_id: String,
+    #[serde(rename = "ApiKey", skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    #[serde(rename = "ClientRef")]
+    pub client_ref: String,
+    #[serde(rename = "Expired")]
+    pub expired: bool,
+    #[serde(rename = "IsActive")]
+    pub is_active: bool,
+    /// Absent when the key never expires.
+    #[serde(rename = "Expires", skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    #[serde(rename = "CancelledDate", skip_serializing_if = "Option::is_none")]
+    pub cancelled_date: Option<String>,
+    #[serde(rename = "Parallelism")]
+    pub parallelism: i64,
+    #[serde(rename = "IsTrial")]
+    pub is_trial: bool,
+    #[serde(rename = "KeyType")]
+    pub key_type: String,
+    #[serde(rename = "Weight")]
+    pub weight: f64,
+    #[serde(rename = "Email")]
+    pub email: String,
+}
+
+/// Body of POST /admin/keys (every field optional; see README for the defaults).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CreateKeyRequest {
+    #[serde(rename = "Reference")]
+    pub reference: Option<String>,
+    /// RFC 3339; absent or null: never expires.
+    #[serde(rename = "Expires")]
+    pub expires: Option<String>,
+    #[serde(rename = "Email")]
+    pub email: Option<String>,
+    #[serde(rename = "Parallelism")]
+    pub parallelism: Option<i64>,
+    /// Usage (default) or Admin.
+    #[serde(rename = "KeyType")]
+    pub key_type: Option<String>,
+    #[serde(rename = "Trial")]
+    pub trial: Option<bool>,
+}
+
+/// Body of PATCH /admin/keys/{ApiKeyId}/type.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct KeyTypeBody {
+    #[serde(rename = "KeyType")]
+    #[schema(value_type = String, required = true)]
+    pub key_type: Option<String>,
+}
+
+/// Body of POST and DELETE /apikeys/{KeyId}/origins (DELETE also takes it as a query).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct OriginBody {
+    #[serde(rename = "Origin")]
+    #[schema(value_type = String, required = true)]
+    pub origin: Option<String>,
+}
+
+/// Answer of the origin calls: the key's allowed browser origins after the call (empty: the
+/// key is not limited to any).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct OriginList {
+    #[serde(rename = "ApiKeyId")]
+    pub api_key_id: String,
+    #[serde(rename = "Origins")]
+    pub origins: Vec<String>,
+}

@@ -1,0 +1,460 @@
+//! Key management over HTTP through the real `kerf serve` (spec "Account and keys"): create,
+//! list, revoke, regenerate, change type, browser origins; Admin only; one account never sees
+//! or touches another's keys; the plan's active-key cap.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::process::Command;
+use support::*;
+
+/// A call with `key` (Accept: application/json), optionally with a JSON body and an Origin.
+async fn call(
+    server: &Server,
+    key: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+    origin: Option<&str>,
+) -> Answer {
+    let c = server.client(key);
+    let mut req = c
+        .http
+        .request(method, format!("{}{path}", server.base))
+        .bearer_auth(key)
+        .header("Accept", "application/json");
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    if let Some(o) = origin {
+        req = req.header("Origin", o);
+    }
+    c.send(req).await
+}
+
+async fn get(server: &Server, key: &str, path: &str) -> Answer {
+    call(server, key, reqwest::Method::GET, path, None, None).await
+}
+
+async fn post(server: &Server, key: &str, path: &str, body: Value) -> Answer {
+    call(server, key, reqwest::Method::POST, path, Some(body), None).await
+}
+
+async fn validate(server: &Server, key: &str, origin: Option<&str>) -> u16 {
+    call(
+        server,
+        key,
+        reqwest::Method::GET,
+        "/v1/auth/validate",
+        None,
+        origin,
+    )
+    .await
+    .status
+}
+
+/// A new Admin key on a new account of the server's store (`kerf accounts create`, then
+/// `kerf keys create --account`).
+fn other_account_admin(server: &Server) -> String {
+    let o = Command::new(kerf_bin())
+        .args(["accounts", "create", "--name", "other", "--database"])
+        .arg(&server.db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let id = String::from_utf8(o.stdout).unwrap().trim().to_string();
+    let o = Command::new(kerf_bin())
+        .args([
+            "keys",
+            "create",
+            "--type",
+            "Admin",
+            "--account",
+            &id,
+            "--database",
+        ])
+        .arg(&server.db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_only() {
+    let dir = temp_dir("keys");
+    let server = Server::start(&dir, None, &[]);
+    let admin = server
+        .first_key
+        .clone()
+        .expect("the first start prints a key");
+
+    // create: the secret once, the fields as given
+    let a = post(
+        &server,
+        &admin,
+        "/admin/keys",
+        json!({"Reference": "line 2", "Email": "ops@shop.example", "Parallelism": 3}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let usage = a.body["ApiKey"].as_str().unwrap().to_string();
+    let usage_id = a.body["ApiKeyId"].as_str().unwrap().to_string();
+    assert!(usage.starts_with(&format!("kerf_{usage_id}_")));
+    assert_eq!(a.body["ClientRef"], "line 2");
+    assert_eq!(a.body["KeyType"], "Usage");
+    assert_eq!(a.body["Parallelism"], 3);
+    assert_eq!(a.body["IsActive"], true);
+    assert_eq!(a.body["Expired"], false);
+    assert!(a.body.get("Expires").is_none(), "never expires: no Expires");
+    assert_eq!(validate(&server, &usage, None).await, 200);
+
+    // a Usage key is refused on every admin call
+    for (method, path) in [
+        (reqwest::Method::GET, "/admin/keys".to_string()),
+        (reqwest::Method::POST, "/admin/keys".to_string()),
+        (reqwest::Method::DELETE, format!("/admin/keys/{usage_id}")),
+        (
+            reqwest::Method::POST,
+            format!("/admin/keys/{usage_id}/regenerate"),
+        ),
+        (
+            reqwest::Method::PATCH,
+            format!("/admin/keys/{usage_id}/type"),
+        ),
+        (reqwest::Method::GET, format!("/apikeys/{usage_id}/origins")),
+    ] {
+        let a = call(
+            &server,
+            &usage,
+            method.clone(),
+            &path,
+            Some(json!({})),
+            None,
+        )
+        .await;
+        assert_eq!(a.status, 403, "{method} {path}: {}", a.text);
+        assert!(a.text.contains("Admin"), "{}", a.text);
+    }
+    // and no key at all is 401
+    let a = server
+        .client("")
+        .send(
+            reqwest::Client::new()
+                .get(format!("{}/admin/keys", server.base))
+                .header("Accept", "application/json"),
+        )
+        .await;
+    assert_eq!(a.status, 401, "{}", a.text);
+
+    // bad fields name the field
+    for (body, name) in [
+        (json!({"Parallelism": 0}), "Parallelism"),
+        (json!({"KeyType": "Boss"}), "KeyType"),
+        (json!({"Expires": "tomorrow"}), "Expires"),
+        (json!({"Expires": "2001-01-01T00:00:00Z"}), "Expires"),
+        (json!({"Colour": "red"}), "Colour"),
+    ] {
+        let a = post(&server, &admin, "/admin/keys", body.clone()).await;
+        assert_eq!(a.status, 400, "{body}: {}", a.text);
+        assert!(a.text.contains(name), "{body}: {}", a.text);
+    }
+
+    // list: every key, no secrets
+    let a = get(&server, &admin, "/admin/keys").await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let list = a.body.as_array().unwrap();
+    assert_eq!(list.len(), 2, "{}", a.text);
+    assert!(list.iter().all(|k| k.get("ApiKey").is_none()), "{}", a.text);
+    assert!(list.iter().any(|k| k["ApiKeyId"] == usage_id.as_str()));
+    assert!(list.iter().all(|k| k["Weight"] == 1.0));
+
+    // regenerate: a new secret, the old one fails at once, everything else stays
+    let a = post(
+        &server,
+        &admin,
+        &format!("/apikeys/{usage_id}/origins"),
+        json!({"Origin": "https://shop.example"}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let a = post(
+        &server,
+        &admin,
+        &format!("/admin/keys/{usage_id}/regenerate"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let renewed = a.body["ApiKey"].as_str().unwrap().to_string();
+    assert_ne!(renewed, usage);
+    assert_eq!(a.body["ApiKeyId"], usage_id.as_str());
+    assert_eq!(a.body["ClientRef"], "line 2");
+    assert_eq!(a.body["Parallelism"], 3);
+    assert_eq!(a.body["Email"], "ops@shop.example");
+    assert_eq!(validate(&server, &usage, None).await, 401);
+    assert_eq!(validate(&server, &renewed, None).await, 200);
+    let a = get(&server, &admin, &format!("/apikeys/{usage_id}/origins")).await;
+    assert_eq!(
+        a.body["Origins"],
+        json!(["https://shop.example"]),
+        "{}",
+        a.text
+    );
+
+    // type: Usage -> Admin opens the admin calls; the last active Admin cannot step down
+    let patch = |key: String, id: String, t: &'static str| {
+        let server = &server;
+        async move {
+            call(
+                server,
+                &key,
+                reqwest::Method::PATCH,
+                &format!("/admin/keys/{id}/type"),
+                Some(json!({ "KeyType": t })),
+                None,
+            )
+            .await
+        }
+    };
+    let first_id = admin.split('_').nth(1).unwrap().to_string();
+    let a = patch(admin.clone(), first_id.clone(), "Usage").await;
+    assert_eq!(a.status, 409, "{}", a.text);
+    let a = patch(admin.clone(), usage_id.clone(), "Admin").await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["KeyType"], "Admin");
+    assert_eq!(get(&server, &renewed, "/admin/keys").await.status, 200);
+    let a = patch(admin.clone(), usage_id.clone(), "usage").await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["KeyType"], "Usage");
+    let a = patch(admin.clone(), usage_id.clone(), "Owner").await;
+    assert_eq!(a.status, 400, "{}", a.text);
+
+    // revoke: the record with CancelledDate; the key fails at once; again is the same answer
+    let del = |id: String| {
+        let server = &server;
+        let admin = admin.clone();
+        async move {
+            call(
+                server,
+                &admin,
+                reqwest::Method::DELETE,
+                &format!("/admin/keys/{id}"),
+                None,
+                None,
+            )
+            .await
+        }
+    };
+    let a = del(usage_id.clone()).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["IsActive"], false);
+    let cancelled = a.body["CancelledDate"].as_str().unwrap().to_string();
+    assert_eq!(validate(&server, &renewed, None).await, 401);
+    let a = del(usage_id.clone()).await;
+    assert_eq!(a.body["CancelledDate"], cancelled.as_str(), "{}", a.text);
+    let a = post(
+        &server,
+        &admin,
+        &format!("/admin/keys/{usage_id}/regenerate"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(a.status, 409, "{}", a.text);
+    assert_eq!(del("0123abcd".into()).await.status, 404);
+
+    // another account: sees only its own keys, and ours are unknown to it
+    let other = other_account_admin(&server);
+    let a = get(&server, &other, "/admin/keys").await;
+    assert_eq!(a.body.as_array().map(Vec::len), Some(1), "{}", a.text);
+    let origin = json!({"Origin": "https://x.example"});
+    for (method, path, body) in [
+        (
+            reqwest::Method::DELETE,
+            format!("/admin/keys/{first_id}"),
+            None,
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/admin/keys/{first_id}/regenerate"),
+            None,
+        ),
+        (
+            reqwest::Method::PATCH,
+            format!("/admin/keys/{first_id}/type"),
+            Some(json!({"KeyType": "Usage"})),
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/apikeys/{usage_id}/origins"),
+            None,
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/apikeys/{usage_id}/origins"),
+            Some(origin.clone()),
+        ),
+        (
+            reqwest::Method::DELETE,
+            format!("/apikeys/{usage_id}/origins"),
+            Some(origin),
+        ),
+    ] {
+        let a = call(&server, &other, method.clone(), &path, body, None).await;
+        assert_eq!(a.status, 404, "{method} {path}: {}", a.text);
+    }
+    assert_eq!(validate(&server, &admin, None).await, 200, "ours untouched");
+
+    // the plan's cap on active keys (default 10): the revoked key does not count
+    let mut made = 0;
+    loop {
+        let a = post(&server, &admin, "/admin/keys", json!({})).await;
+        if a.status == 409 {
+            assert!(a.text.contains("10 active keys"), "{}", a.text);
+            break;
+        }
+        assert_eq!(a.status, 200, "{}", a.text);
+        made += 1;
+        assert!(made < 20, "no cap");
+    }
+    assert_eq!(made, 9, "the first key and 9 more");
+    let a = get(&server, &admin, "/admin/keys").await;
+    let last = a.body.as_array().unwrap().last().unwrap()["ApiKeyId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(del(last).await.status, 200);
+    assert_eq!(
+        post(&server, &admin, "/admin/keys", json!({})).await.status,
+        200
+    );
+
+    // the weight call comes with fair sharing
+    let a = call(
+        &server,
+        &admin,
+        reqwest::Method::PATCH,
+        &format!("/admin/keys/{first_id}/weight"),
+        Some(json!({"Weight": 2})),
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 501, "{}", a.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_with_origins_is_used_only_from_them() {
+    let dir = temp_dir("origins");
+    let server = Server::start(&dir, None, &[]);
+    let admin = server
+        .first_key
+        .clone()
+        .expect("the first start prints a key");
+    let a = post(
+        &server,
+        &admin,
+        "/admin/keys",
+        json!({"Reference": "browser"}),
+    )
+    .await;
+    let key = a.body["ApiKey"].as_str().unwrap().to_string();
+    let id = a.body["ApiKeyId"].as_str().unwrap().to_string();
+    let path = format!("/apikeys/{id}/origins");
+
+    // no list: not limited
+    assert_eq!(
+        validate(&server, &key, Some("https://anything.example")).await,
+        200
+    );
+    let a = get(&server, &admin, &path).await;
+    assert_eq!(a.body["Origins"], json!([]), "{}", a.text);
+
+    // kept in the form browsers send: the default port left out
+    let a = post(
+        &server,
+        &admin,
+        &path,
+        json!({"Origin": "https://a.example:443"}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["Origins"], json!(["https://a.example"]));
+    let a = post(
+        &server,
+        &admin,
+        &path,
+        json!({"Origin": "http://b.example:8080"}),
+    )
+    .await;
+    assert_eq!(
+        a.body["Origins"],
+        json!(["https://a.example", "http://b.example:8080"])
+    );
+    for bad in ["a.example", "https://a.example/app", "ftp://a.example"] {
+        let a = post(&server, &admin, &path, json!({ "Origin": bad })).await;
+        assert_eq!(a.status, 400, "{bad}: {}", a.text);
+        assert!(a.text.contains("Origin"), "{}", a.text);
+    }
+
+    // the origin matrix: scheme, host and non-default port must all match
+    for (origin, want) in [
+        ("https://a.example", 200),
+        ("https://a.example:443", 200),
+        ("HTTPS://A.EXAMPLE", 200),
+        ("http://a.example", 403),
+        ("https://a.example:8443", 403),
+        ("https://sub.a.example", 403),
+        ("http://b.example:8080", 200),
+        ("http://b.example", 403),
+        ("null", 403),
+    ] {
+        assert_eq!(
+            validate(&server, &key, Some(origin)).await,
+            want,
+            "{origin}"
+        );
+    }
+    // a request without Origin is not a browser's
+    assert_eq!(validate(&server, &key, None).await, 200);
+    // the Admin key has no list of its own
+    assert_eq!(
+        validate(&server, &admin, Some("http://b.example")).await,
+        200
+    );
+
+    // removal, by body or by query; an origin not on the list is 404
+    let a = call(
+        &server,
+        &admin,
+        reqwest::Method::DELETE,
+        &path,
+        Some(json!({"Origin": "https://a.example"})),
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["Origins"], json!(["http://b.example:8080"]));
+    let a = call(
+        &server,
+        &admin,
+        reqwest::Method::DELETE,
+        &format!("{path}?Origin=http%3A%2F%2Fb.example%3A8080"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["Origins"], json!([]));
+    let a = call(
+        &server,
+        &admin,
+        reqwest::Method::DELETE,
+        &path,
+        Some(json!({"Origin": "https://a.example"})),
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 404, "{}", a.text);
+    // an empty list again: not limited
+    assert_eq!(validate(&server, &key, Some("http://a.example")).await, 200);
+}
