@@ -123,6 +123,14 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
             format!("/admin/keys/{usage_id}/type"),
         ),
         (reqwest::Method::GET, format!("/apikeys/{usage_id}/origins")),
+        (
+            reqwest::Method::POST,
+            format!("/apikeys/{usage_id}/origins"),
+        ),
+        (
+            reqwest::Method::DELETE,
+            format!("/apikeys/{usage_id}/origins"),
+        ),
     ] {
         let a = call(
             &server,
@@ -201,6 +209,54 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
         "{}",
         a.text
     );
+    // what the store kept, read back: expiry and type too
+    let a = post(
+        &server,
+        &admin,
+        "/admin/keys",
+        json!({"Reference": "r2", "KeyType": "Admin", "Parallelism": 2, "Expires": "2099-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let second_admin_id = a.body["ApiKeyId"].as_str().unwrap().to_string();
+    let before = a.body.clone();
+    let a = post(
+        &server,
+        &admin,
+        &format!("/admin/keys/{second_admin_id}/regenerate"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let listed = get(&server, &admin, "/admin/keys").await.body;
+    let after = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["ApiKeyId"] == second_admin_id.as_str())
+        .unwrap()
+        .clone();
+    for f in [
+        "ClientRef",
+        "KeyType",
+        "Parallelism",
+        "Expires",
+        "Weight",
+        "IsTrial",
+    ] {
+        assert_eq!(after[f], before[f], "{f} after regeneration");
+    }
+    // an expired key cannot be regenerated (and does not count against the cap, below)
+    let expired = server.create_key("Usage", 1, Some("2001-01-01T00:00:00Z"));
+    let expired_id = expired.split('_').nth(1).unwrap().to_string();
+    let a = post(
+        &server,
+        &admin,
+        &format!("/admin/keys/{expired_id}/regenerate"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(a.status, 409, "{}", a.text);
 
     // type: Usage -> Admin opens the admin calls; the last active Admin cannot step down
     let patch = |key: String, id: String, t: &'static str| {
@@ -218,7 +274,20 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
         }
     };
     let first_id = admin.split('_').nth(1).unwrap().to_string();
+    // with two Admin keys one may step down; the last one may not, nor be revoked
+    let a = patch(admin.clone(), second_admin_id.clone(), "Usage").await;
+    assert_eq!(a.status, 200, "{}", a.text);
     let a = patch(admin.clone(), first_id.clone(), "Usage").await;
+    assert_eq!(a.status, 409, "{}", a.text);
+    let a = call(
+        &server,
+        &admin,
+        reqwest::Method::DELETE,
+        &format!("/admin/keys/{first_id}"),
+        None,
+        None,
+    )
+    .await;
     assert_eq!(a.status, 409, "{}", a.text);
     let a = patch(admin.clone(), usage_id.clone(), "Admin").await;
     assert_eq!(a.status, 200, "{}", a.text);
@@ -305,7 +374,7 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
     }
     assert_eq!(validate(&server, &admin, None).await, 200, "ours untouched");
 
-    // the plan's cap on active keys (default 10): the revoked key does not count
+    // the plan's cap on active keys (default 10): revoked and expired keys do not count
     let mut made = 0;
     loop {
         let a = post(&server, &admin, "/admin/keys", json!({})).await;
@@ -317,17 +386,19 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
         made += 1;
         assert!(made < 20, "no cap");
     }
-    assert_eq!(made, 9, "the first key and 9 more");
+    assert_eq!(made, 8, "the first two keys and 8 more");
     let a = get(&server, &admin, "/admin/keys").await;
     let last = a.body.as_array().unwrap().last().unwrap()["ApiKeyId"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(del(last).await.status, 200);
-    assert_eq!(
-        post(&server, &admin, "/admin/keys", json!({})).await.status,
-        200
-    );
+    // one place free, four asking at once: exactly one gets it
+    let ask = || post(&server, &admin, "/admin/keys", json!({}));
+    let (a, b, c, d) = tokio::join!(ask(), ask(), ask(), ask());
+    let mut statuses = vec![a.status, b.status, c.status, d.status];
+    statuses.sort();
+    assert_eq!(statuses, vec![200, 409, 409, 409]);
 
     // the weight call comes with fair sharing
     let a = call(

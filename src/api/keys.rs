@@ -7,7 +7,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::nesting::body_of;
 use super::AppState;
-use crate::store::{now_ms, ApiKey, CreateRefusal, KeyType, NewKey};
+use crate::store::{now_ms, ApiKey, CreateRefusal, KeyChange, KeyType, NewKey};
 use crate::wire::{self, FieldError};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -161,13 +161,15 @@ pub async fn list(
 }
 
 /// DELETE /admin/keys/{ApiKeyId}: revokes the key at once; answers its record (revoking a
-/// revoked key answers the same record again).
+/// revoked key answers the same record again). The account's last active Admin key cannot be
+/// revoked (409): nobody could manage the keys after it.
 #[utoipa::path(delete, path = "/admin/keys/{ApiKeyId}", tag = "account",
     params(("ApiKeyId" = String, Path, description = "the key's id")),
     responses(
         (status = 200, description = "the cancelled key", body = wire::ClientKey),
         (status = 403, description = "not an Admin key", body = wire::ErrorBody),
         (status = 404, description = "no such key in this account", body = wire::ErrorBody),
+        (status = 409, description = "the account's last active Admin key", body = wire::ErrorBody),
     ),
     security(("bearer" = [])))]
 pub async fn revoke(
@@ -176,9 +178,30 @@ pub async fn revoke(
     Path(id): Path<String>,
 ) -> Result<Json<wire::ClientKey>, ApiError> {
     own_key(&state, &admin, &id).await?;
-    state.store.cancel_key(&id, now_ms()).await?;
+    changed(
+        state
+            .store
+            .cancel_key_unless_last_admin(&id, now_ms())
+            .await?,
+        &id,
+    )?;
     let key = own_key(&state, &admin, &id).await?;
     Ok(Json(client_key(&key, None)))
+}
+
+/// A guarded key change as an answer: done, or nothing to do (a cancelled key stays as it is),
+/// or 409 for the account's last active Admin key.
+fn changed(change: KeyChange, id: &str) -> Result<(), ApiError> {
+    match change {
+        KeyChange::Done | KeyChange::Cancelled => Ok(()),
+        KeyChange::LastAdmin => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "key {id} is the account's last active Admin key; make another key Admin first"
+            ),
+        )),
+        KeyChange::Unknown => Err(ApiError::not_found(format!("no key {id} in this account"))),
+    }
 }
 
 /// POST /admin/keys/{ApiKeyId}/regenerate: a new secret; the old one fails from now on.
@@ -188,7 +211,7 @@ pub async fn revoke(
         (status = 200, description = "the key, with its new secret", body = wire::ClientKey),
         (status = 403, description = "not an Admin key", body = wire::ErrorBody),
         (status = 404, description = "no such key in this account", body = wire::ErrorBody),
-        (status = 409, description = "the key is cancelled", body = wire::ErrorBody),
+        (status = 409, description = "the key is cancelled or expired", body = wire::ErrorBody),
     ),
     security(("bearer" = [])))]
 pub async fn regenerate(
@@ -196,12 +219,16 @@ pub async fn regenerate(
     Admin(admin): Admin,
     Path(id): Path<String>,
 ) -> Result<Json<wire::ClientKey>, ApiError> {
-    let key = own_key(&state, &admin, &id).await?;
-    match state.store.regenerate_key(&id).await? {
-        Some(token) => Ok(Json(client_key(&key, Some(token)))),
+    own_key(&state, &admin, &id).await?;
+    match state.store.regenerate_key(&id, now_ms()).await? {
+        // the record read again: what the answer shows is what the store kept
+        Some(token) => Ok(Json(client_key(
+            &own_key(&state, &admin, &id).await?,
+            Some(token),
+        ))),
         None => Err(ApiError::new(
             StatusCode::CONFLICT,
-            format!("key {id} is cancelled; a cancelled key cannot be regenerated"),
+            format!("key {id} is cancelled or expired; only an active key can be regenerated"),
         )),
     }
 }
@@ -230,26 +257,11 @@ pub async fn set_type(
         Some(t) => KeyType::parse(t).map_err(|e| field("KeyType", e))?,
         None => return Err(field("KeyType", "required: Usage or Admin")),
     };
-    let key = own_key(&state, &admin, &id).await?;
-    if key.key_type == KeyType::Admin && key_type == KeyType::Usage {
-        let now = now_ms();
-        let admins = state
-            .store
-            .account_keys(admin.account_id)
-            .await?
-            .into_iter()
-            .filter(|k| k.key_type == KeyType::Admin && k.is_active(now))
-            .count();
-        if admins <= 1 && key.is_active(now) {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                format!(
-                    "key {id} is the account's last active Admin key; make another key Admin first"
-                ),
-            ));
-        }
-    }
-    state.store.set_key_type(&id, key_type).await?;
+    own_key(&state, &admin, &id).await?;
+    changed(
+        state.store.set_key_type(&id, key_type, now_ms()).await?,
+        &id,
+    )?;
     let key = own_key(&state, &admin, &id).await?;
     Ok(Json(client_key(&key, None)))
 }

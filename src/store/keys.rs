@@ -79,6 +79,31 @@ macro_rules! key_columns {
     };
 }
 
+/// The SQL condition, on the row being updated (`api_keys`), that it is not its account's
+/// last active Admin key: it is Usage, or not active, or another active Admin key exists.
+/// Binds two parameters, both the time now (ms).
+macro_rules! not_the_last_admin {
+    () => {
+        "(key_type = 'Usage' OR cancelled_at IS NOT NULL \
+          OR (expires_at IS NOT NULL AND expires_at <= ?) \
+          OR EXISTS (SELECT 1 FROM api_keys AS o WHERE o.account_id = api_keys.account_id \
+                     AND o.id <> api_keys.id AND o.key_type = 'Admin' AND o.cancelled_at IS NULL \
+                     AND (o.expires_at IS NULL OR o.expires_at > ?)))"
+    };
+}
+
+/// What a guarded change to a key did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyChange {
+    Done,
+    /// Refused: the key is its account's last active Admin key.
+    LastAdmin,
+    /// Nothing to do: the key is cancelled already.
+    Cancelled,
+    /// No such key.
+    Unknown,
+}
+
 /// Why a key could not be created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CreateRefusal {
@@ -322,6 +347,68 @@ impl Store {
         .map(|r| key_of(&r)))
     }
 
+    /// Cancels a key unless it is its account's last active Admin key (checked and written in
+    /// one statement, so two revocations cannot both take the last two Admin keys).
+    pub async fn cancel_key_unless_last_admin(
+        &self,
+        id: &str,
+        now_ms: i64,
+    ) -> Result<KeyChange, StoreError> {
+        let r = sqlx::query(concat!(
+            "UPDATE api_keys SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL AND ",
+            not_the_last_admin!()
+        ))
+        .bind(now_ms)
+        .bind(id)
+        .bind(now_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.change_outcome(id, r.rows_affected()).await
+    }
+
+    /// Makes a key Usage or Admin; the account's last active Admin key cannot become Usage
+    /// (checked and written in one statement).
+    pub async fn set_key_type(
+        &self,
+        id: &str,
+        key_type: KeyType,
+        now_ms: i64,
+    ) -> Result<KeyChange, StoreError> {
+        let r = match key_type {
+            KeyType::Admin => {
+                sqlx::query("UPDATE api_keys SET key_type = 'Admin' WHERE id = ?")
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await?
+            }
+            KeyType::Usage => {
+                sqlx::query(concat!(
+                    "UPDATE api_keys SET key_type = 'Usage' WHERE id = ? AND ",
+                    not_the_last_admin!()
+                ))
+                .bind(id)
+                .bind(now_ms)
+                .bind(now_ms)
+                .execute(&self.pool)
+                .await?
+            }
+        };
+        self.change_outcome(id, r.rows_affected()).await
+    }
+
+    /// What an UPDATE guarded by `not_the_last_admin!` did to key `id`.
+    async fn change_outcome(&self, id: &str, rows: u64) -> Result<KeyChange, StoreError> {
+        if rows == 1 {
+            return Ok(KeyChange::Done);
+        }
+        Ok(match self.key(id).await? {
+            Some(k) if k.cancelled_at.is_some() => KeyChange::Cancelled,
+            Some(_) => KeyChange::LastAdmin,
+            None => KeyChange::Unknown,
+        })
+    }
+
     pub async fn cancel_key(&self, id: &str, now_ms: i64) -> Result<bool, StoreError> {
         let r = sqlx::query(
             "UPDATE api_keys SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL",
@@ -348,28 +435,25 @@ impl Store {
         .collect())
     }
 
-    /// A new secret for a key that is not cancelled; the old one fails from now on. Everything
-    /// else (reference, expiry, type, parallelism, weight, origins) stays with the key's id.
-    /// None when the key is cancelled.
-    pub async fn regenerate_key(&self, id: &str) -> Result<Option<String>, StoreError> {
+    /// A new secret for an active key (neither cancelled nor expired); the old one fails from
+    /// now on. Everything else (reference, expiry, type, parallelism, weight, origins) stays
+    /// with the key's id. None when the key is not active.
+    pub async fn regenerate_key(
+        &self,
+        id: &str,
+        now_ms: i64,
+    ) -> Result<Option<String>, StoreError> {
         let secret = random_hex(32);
         let r = sqlx::query(
-            "UPDATE api_keys SET secret_hash = ? WHERE id = ? AND cancelled_at IS NULL",
+            "UPDATE api_keys SET secret_hash = ? WHERE id = ? AND cancelled_at IS NULL \
+             AND (expires_at IS NULL OR expires_at > ?)",
         )
         .bind(&hash_secret(&secret)[..])
         .bind(id)
+        .bind(now_ms)
         .execute(&self.pool)
         .await?;
         Ok((r.rows_affected() == 1).then(|| format!("kerf_{id}_{secret}")))
-    }
-
-    pub async fn set_key_type(&self, id: &str, key_type: KeyType) -> Result<(), StoreError> {
-        sqlx::query("UPDATE api_keys SET key_type = ? WHERE id = ?")
-            .bind(key_type.as_str())
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
     }
 
     /// The browser origins a key is limited to, in the order they were added (none: the key

@@ -13,7 +13,7 @@ mod outbox;
 mod results;
 
 pub use jobs::{Admission, Claimed, JobState, JobStatus, Lane, Lost, NewJob, Outcome};
-pub use keys::{ApiKey, CreateRefusal, KeyRefusal, KeyType, NewKey};
+pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
 pub use results::{ResultRecord, StoredResult};
 
