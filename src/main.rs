@@ -151,6 +151,27 @@ enum AccountsCmd {
         #[arg(long)]
         name: String,
     },
+    /// Every account with its plan, one line each.
+    List {
+        #[arg(long, default_value = "kerf.db")]
+        database: String,
+    },
+    /// One account: its plan, this period's nesting time, and its keys.
+    Show {
+        #[arg(long, default_value = "kerf.db")]
+        database: String,
+        #[arg(long)]
+        account: i64,
+    },
+    /// Changes an account's plan (only the options given).
+    SetPlan {
+        #[arg(long, default_value = "kerf.db")]
+        database: String,
+        #[arg(long)]
+        account: i64,
+        #[command(flatten)]
+        plan: kerf::cli::accounts::PlanArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -365,7 +386,21 @@ fn run(cli: Cli) -> Result<()> {
         }),
         Cmd::Accounts {
             which: AccountsCmd::Create { database, name },
-        } => kerf::cli::keys::create_account(&database, &name),
+        } => kerf::cli::accounts::create(&database, &name),
+        Cmd::Accounts {
+            which: AccountsCmd::List { database },
+        } => kerf::cli::accounts::list(&database),
+        Cmd::Accounts {
+            which: AccountsCmd::Show { database, account },
+        } => kerf::cli::accounts::show(&database, account),
+        Cmd::Accounts {
+            which:
+                AccountsCmd::SetPlan {
+                    database,
+                    account,
+                    plan,
+                },
+        } => kerf::cli::accounts::set_plan(&database, account, &plan),
         Cmd::Bench {
             which:
                 BenchCmd::Esicup {

@@ -529,3 +529,85 @@ async fn a_key_with_origins_is_used_only_from_them() {
     // an empty list again: not limited
     assert_eq!(validate(&server, &key, Some("http://a.example")).await, 200);
 }
+
+/// Runs `kerf accounts ARGS... --database DB` and gives its standard output.
+fn accounts(server: &Server, args: &[&str]) -> String {
+    let o = Command::new(kerf_bin())
+        .arg("accounts")
+        .args(args)
+        .arg("--database")
+        .arg(&server.db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
+    let dir = temp_dir("status");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let admin = server
+        .first_key
+        .clone()
+        .expect("the first start prints a key");
+    let usage = server.create_key("Usage", 2, None);
+    accounts(
+        &server,
+        &[
+            "set-plan",
+            "--account",
+            "1",
+            "--included-minutes",
+            "10",
+            "--credit",
+            "5",
+            "--had-trial",
+            "true",
+        ],
+    );
+    let a = get(&server, &usage, "/v1/status").await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["HasHadTrail"], true, "the spec's spelling");
+    assert_eq!(a.body["IsOnTrial"], false);
+    assert_eq!(a.body["RequiresPayment"], false);
+    let balance = &a.body["NestingAccountBalance"];
+    assert_eq!(balance["UserId"], 1);
+    assert_eq!(balance["RemainingAllowanceSeconds"], 600.0);
+    assert_eq!(balance["RemainingAllowance"], 10.0);
+    assert_eq!(balance["RemainingCredit"], 5.0);
+    assert_eq!(balance["HasActiveSubscription"], true);
+    assert!(balance["PaidUntil"].is_null());
+    let day = |field: &str| {
+        chrono::DateTime::parse_from_rfc3339(balance[field].as_str().unwrap())
+            .unwrap()
+            .timestamp()
+    };
+    assert_eq!(day("EndDate") - day("StartDate"), 30 * 24 * 3600);
+
+    // a real nest of about two seconds: the allowance falls by its nesting time
+    let url = format!("{}/status", receiver.url);
+    let req = dxf_request(&[("part_1.dxf", 4)], (600.0, 400.0), Some(&url), 2.0, false);
+    let id = server.client(&usage).submit("/v1/nesting", &req).await;
+    receiver
+        .wait_final(&id, std::time::Duration::from_secs(120))
+        .await;
+    let a = get(&server, &admin, "/v1/status").await;
+    let left = a.body["NestingAccountBalance"]["RemainingAllowanceSeconds"]
+        .as_f64()
+        .unwrap();
+    assert!(left < 600.0 - 1.0 && left > 600.0 - 60.0, "{left}");
+    let shown = accounts(&server, &["show", "--account", "1"]);
+    assert!(shown.contains("used by 1 nests"), "{shown}");
+    // another account's status is its own
+    let other = other_account_admin(&server);
+    let a = get(&server, &other, "/v1/status").await;
+    assert_eq!(a.body["NestingAccountBalance"]["UserId"], 2, "{}", a.text);
+    assert_eq!(
+        a.body["NestingAccountBalance"]["RemainingAllowanceSeconds"], 36000.0,
+        "a new account's default plan: 600 minutes, none used"
+    );
+    let listed = accounts(&server, &["list"]);
+    assert!(listed.contains("other"), "{listed}");
+}

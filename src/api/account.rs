@@ -1,7 +1,12 @@
-//! The caller's key: GET /v1/auth/validate and GET /v1/apiKey/validUntil.
+//! The caller's key and account: GET /v1/auth/validate, GET /v1/apiKey/validUntil and
+//! GET /v1/status.
 
 use super::auth::Caller;
+use super::error::ApiError;
+use super::AppState;
+use crate::store::now_ms;
 use crate::wire;
+use axum::extract::State;
 use axum::Json;
 
 /// Confirms the key is active and says whose it is.
@@ -30,4 +35,40 @@ pub async fn valid_until(Caller(key): Caller) -> Json<wire::KeyExpiry> {
             .map(wire::utc)
             .unwrap_or_else(|| wire::NEVER_EXPIRES.into()),
     })
+}
+
+/// The caller's account: trial flags and the current period's allowance, credit and dates.
+#[utoipa::path(get, path = "/v1/status", tag = "account",
+    responses((status = 200, description = "the account's subscription status", body = wire::SubscriptionStatus)),
+    security(("bearer" = [])))]
+pub async fn status(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+) -> Result<Json<wire::SubscriptionStatus>, ApiError> {
+    let plan = state
+        .store
+        .plan(key.account_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("the key's account no longer exists"))?;
+    let now = now_ms();
+    let (start, end) = plan.period_at(now);
+    let used = state.store.usage(key.account_id, start, end).await?;
+    let left = (plan.included_minutes * 60.0 - used.nesting_seconds).max(0.0);
+    Ok(Json(wire::SubscriptionStatus {
+        has_had_trail: plan.has_had_trial,
+        is_on_trial: plan.is_on_trial,
+        has_trial_request: plan.has_trial_request,
+        requires_payment: plan.requires_payment,
+        nesting_account_balance: wire::NestingAccountBalance {
+            user_id: plan.account_id,
+            start_date: wire::utc(start),
+            end_date: wire::utc(end),
+            paid_until: plan.paid_until.map(wire::utc),
+            remaining_allowance_seconds: left,
+            remaining_allowance: left / 60.0,
+            remaining_credit: plan.credit,
+            has_active_subscription: !plan.requires_payment
+                && plan.paid_until.is_none_or(|p| p > now),
+        },
+    }))
 }

@@ -68,7 +68,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
     ("/v1/nesting/export/cached", "exports"),
-    ("/v1/status", "subscription status"),
     (
         "/admin/keys/{id}/weight",
         "fair sharing (the weight it sets)",
@@ -99,6 +98,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/render", get(exports::render))
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))
+        .route("/v1/status", get(account::status))
         .route("/admin/keys", post(keys::create).get(keys::list))
         .route("/admin/keys/{id}", delete(keys::revoke))
         .route("/admin/keys/{id}/regenerate", post(keys::regenerate))

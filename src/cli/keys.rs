@@ -1,5 +1,5 @@
-//! `kerf keys create`: a new key on one of the store's accounts, and `kerf accounts create`: a
-//! new account; each prints what it made alone on standard output so scripts can capture it.
+//! `kerf keys create`: a new key on one of the store's accounts, printed alone on standard
+//! output so scripts can capture it.
 
 use crate::store::{now_ms, KeyType, NewKey, Store};
 use anyhow::{Context, Result};
@@ -57,21 +57,5 @@ pub fn create(a: CreateArgs) -> Result<()> {
             anyhow::Ok(token)
         })?;
     println!("{token}");
-    Ok(())
-}
-
-/// `kerf accounts create`: prints the new account's id.
-pub fn create_account(database: &str, name: &str) -> Result<()> {
-    if name.trim().is_empty() {
-        anyhow::bail!("--name: must not be empty");
-    }
-    let id = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(async {
-            let store = Store::open(database).await.map_err(anyhow::Error::msg)?;
-            anyhow::Ok(store.create_account(name.trim(), now_ms()).await?)
-        })?;
-    println!("{id}");
     Ok(())
 }

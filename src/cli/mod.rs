@@ -1,6 +1,7 @@
 //! Command-line front ends: `nest` (one nest from files, no server), `serve` (the service),
 //! `keys` and `accounts` (keys and accounts on the store).
 
+pub mod accounts;
 pub mod keys;
 pub mod nest;
 pub mod nest1d;

@@ -10,11 +10,13 @@ mod exports;
 mod jobs;
 mod keys;
 mod outbox;
+mod plans;
 mod results;
 
 pub use jobs::{Admission, Claimed, JobState, JobStatus, Lane, Lost, NewJob, Outcome};
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
+pub use plans::{Plan, PlanChange, Usage, PERIOD_MS};
 pub use results::{ResultRecord, StoredResult};
 
 use sqlx::migrate::{Migration, MigrationType, Migrator};
@@ -71,6 +73,11 @@ fn migrator() -> Migrator {
             5,
             "key management",
             include_str!("../../migrations/sqlite/0005_key_management.sql"),
+        ),
+        m(
+            6,
+            "plans",
+            include_str!("../../migrations/sqlite/0006_plans.sql"),
         ),
     ])
 }

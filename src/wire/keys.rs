@@ -84,3 +84,47 @@ pub struct OriginList {
     #[serde(rename = "Origins")]
     pub origins: Vec<String>,
 }
+
+/// GET /v1/status: the caller's account (the misspelt `HasHadTrail` is the spec's).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct SubscriptionStatus {
+    #[serde(rename = "HasHadTrail")]
+    pub has_had_trail: bool,
+    #[serde(rename = "IsOnTrial")]
+    pub is_on_trial: bool,
+    #[serde(rename = "HasTrialRequest")]
+    pub has_trial_request: bool,
+    #[serde(rename = "RequiresPayment")]
+    pub requires_payment: bool,
+    #[serde(rename = "NestingAccountBalance")]
+    pub nesting_account_balance: NestingAccountBalance,
+}
+
+/// The current plan period's figures.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct NestingAccountBalance {
+    /// The account's id.
+    #[serde(rename = "UserId")]
+    pub user_id: i64,
+    /// Start of the current 30-day period.
+    #[serde(rename = "StartDate")]
+    pub start_date: String,
+    /// End of the current period (the next one starts there).
+    #[serde(rename = "EndDate")]
+    pub end_date: String,
+    /// Null when no payment date is recorded.
+    #[serde(rename = "PaidUntil")]
+    pub paid_until: Option<String>,
+    /// Included nesting time left in the period: included minutes less the nesting time of
+    /// the jobs that finished in it (never below 0).
+    #[serde(rename = "RemainingAllowanceSeconds")]
+    pub remaining_allowance_seconds: f64,
+    /// The same in minutes.
+    #[serde(rename = "RemainingAllowance")]
+    pub remaining_allowance: f64,
+    #[serde(rename = "RemainingCredit")]
+    pub remaining_credit: f64,
+    /// False when the plan requires payment or was paid until a date now past.
+    #[serde(rename = "HasActiveSubscription")]
+    pub has_active_subscription: bool,
+}
