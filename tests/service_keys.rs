@@ -485,6 +485,63 @@ async fn a_key_with_origins_is_used_only_from_them() {
             "{origin}"
         );
     }
+    // CORS: a preflight is answered for the origins some key allows, with what the API uses
+    let preflight = |origin: &'static str| {
+        let url = format!("{}/v1/nesting", server.base);
+        async move {
+            reqwest::Client::new()
+                .request(reqwest::Method::OPTIONS, url)
+                .header("Origin", origin)
+                .header("Access-Control-Request-Method", "POST")
+                .header(
+                    "Access-Control-Request-Headers",
+                    "authorization,content-type",
+                )
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let r = preflight("https://a.example").await;
+    assert_eq!(r.status(), 204);
+    let h = r.headers();
+    assert_eq!(h["access-control-allow-origin"], "https://a.example");
+    let methods = h["access-control-allow-methods"].to_str().unwrap();
+    assert!(
+        methods.contains("POST") && methods.contains("DELETE"),
+        "{methods}"
+    );
+    let headers = h["access-control-allow-headers"].to_str().unwrap();
+    assert!(headers.contains("Authorization") && headers.contains("Content-Type"));
+    assert_eq!(preflight("http://a.example").await.status(), 403);
+    assert_eq!(preflight("https://evil.example").await.status(), 403);
+    // and the answers to such a browser's requests may be read by its page
+    let a = call(
+        &server,
+        &key,
+        reqwest::Method::GET,
+        "/v1/auth/validate",
+        None,
+        Some("https://a.example"),
+    )
+    .await;
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        a.headers["access-control-allow-origin"],
+        "https://a.example"
+    );
+    let a = call(
+        &server,
+        &key,
+        reqwest::Method::GET,
+        "/v1/auth/validate",
+        None,
+        Some("http://a.example"),
+    )
+    .await;
+    assert_eq!(a.status, 403);
+    assert!(a.headers.get("access-control-allow-origin").is_none());
+
     // a request without Origin is not a browser's
     assert_eq!(validate(&server, &key, None).await, 200);
     // the Admin key has no list of its own
@@ -526,8 +583,9 @@ async fn a_key_with_origins_is_used_only_from_them() {
     )
     .await;
     assert_eq!(a.status, 404, "{}", a.text);
-    // an empty list again: not limited
+    // an empty list again: not limited, and no preflight is answered for the origin
     assert_eq!(validate(&server, &key, Some("http://a.example")).await, 200);
+    assert_eq!(preflight("https://a.example").await.status(), 403);
 }
 
 /// Runs `kerf accounts ARGS... --database DB` and gives its standard output.

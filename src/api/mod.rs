@@ -4,6 +4,7 @@
 
 mod account;
 mod auth;
+mod cors;
 mod error;
 mod exports;
 mod health;
@@ -139,6 +140,10 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
     ))
     .layer(axum::middleware::from_fn(
         move |req: Request, next: Next| bounded(limits.clone(), req, next),
+    ))
+    .layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        cors::cors,
     ))
     .layer(axum::middleware::from_fn(trace_request))
     .with_state(state)

@@ -470,6 +470,19 @@ impl Store {
         )
     }
 
+    /// Whether some key that is not revoked allows `origin` (the union a CORS preflight is
+    /// answered for).
+    pub async fn origin_allowed(&self, origin: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "SELECT 1 FROM key_origins o JOIN api_keys k ON k.id = o.key_id \
+             WHERE o.origin = ? AND k.cancelled_at IS NULL LIMIT 1",
+        )
+        .bind(origin)
+        .fetch_optional(&self.pool)
+        .await?
+        .is_some())
+    }
+
     /// Adds an origin to a key's list (already there: nothing changes).
     pub async fn add_key_origin(&self, id: &str, origin: &str) -> Result<(), StoreError> {
         sqlx::query("INSERT OR IGNORE INTO key_origins (key_id, origin) VALUES (?, ?)")
