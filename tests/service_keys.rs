@@ -53,31 +53,27 @@ async fn validate(server: &Server, key: &str, origin: Option<&str>) -> u16 {
     .status
 }
 
-/// A new Admin key on a new account of the server's store (`kerf accounts create`, then
-/// `kerf keys create --account`).
-fn other_account_admin(server: &Server) -> String {
+/// Runs `kerf ARGS... --database DB` on the server's store and gives its standard output,
+/// trimmed (the commands that make things print them alone).
+fn kerf(server: &Server, args: &[&str]) -> String {
     let o = Command::new(kerf_bin())
-        .args(["accounts", "create", "--name", "other", "--database"])
-        .arg(&server.db)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let id = String::from_utf8(o.stdout).unwrap().trim().to_string();
-    let o = Command::new(kerf_bin())
-        .args([
-            "keys",
-            "create",
-            "--type",
-            "Admin",
-            "--account",
-            &id,
-            "--database",
-        ])
+        .args(args)
+        .arg("--database")
         .arg(&server.db)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// A new Admin key on a new account of the server's store (`kerf accounts create`, then
+/// `kerf keys create --account`).
+fn other_account_admin(server: &Server) -> String {
+    let id = kerf(server, &["accounts", "create", "--name", "other"]);
+    kerf(
+        server,
+        &["keys", "create", "--type", "Admin", "--account", &id],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -588,19 +584,6 @@ async fn a_key_with_origins_is_used_only_from_them() {
     assert_eq!(preflight("https://a.example").await.status(), 403);
 }
 
-/// Runs `kerf accounts ARGS... --database DB` and gives its standard output.
-fn accounts(server: &Server, args: &[&str]) -> String {
-    let o = Command::new(kerf_bin())
-        .arg("accounts")
-        .args(args)
-        .arg("--database")
-        .arg(&server.db)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
     let dir = temp_dir("status");
@@ -611,9 +594,10 @@ async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
         .clone()
         .expect("the first start prints a key");
     let usage = server.create_key("Usage", 2, None);
-    accounts(
+    kerf(
         &server,
         &[
+            "accounts",
             "set-plan",
             "--account",
             "1",
@@ -656,7 +640,7 @@ async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
         .as_f64()
         .unwrap();
     assert!(left < 600.0 - 1.0 && left > 600.0 - 60.0, "{left}");
-    let shown = accounts(&server, &["show", "--account", "1"]);
+    let shown = kerf(&server, &["accounts", "show", "--account", "1"]);
     assert!(shown.contains("used by 1 nests"), "{shown}");
     // another account's status is its own
     let other = other_account_admin(&server);
@@ -666,6 +650,6 @@ async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
         a.body["NestingAccountBalance"]["RemainingAllowanceSeconds"], 36000.0,
         "a new account's default plan: 600 minutes, none used"
     );
-    let listed = accounts(&server, &["list"]);
+    let listed = kerf(&server, &["accounts", "list"]);
     assert!(listed.contains("other"), "{listed}");
 }
