@@ -127,6 +127,10 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
             reqwest::Method::DELETE,
             format!("/apikeys/{usage_id}/origins"),
         ),
+        (
+            reqwest::Method::PATCH,
+            format!("/admin/keys/{usage_id}/weight"),
+        ),
     ] {
         let a = call(
             &server,
@@ -396,17 +400,41 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
     statuses.sort();
     assert_eq!(statuses, vec![200, 409, 409, 409]);
 
-    // the weight call comes with fair sharing
-    let a = call(
-        &server,
-        &admin,
-        reqwest::Method::PATCH,
-        &format!("/admin/keys/{first_id}/weight"),
-        Some(json!({"Weight": 2})),
-        None,
-    )
-    .await;
-    assert_eq!(a.status, 501, "{}", a.text);
+    // the fair-sharing weight: a number above 0, at most 1000
+    let weight_path = format!("/admin/keys/{first_id}/weight");
+    let weight = |body: Value| {
+        let (server, admin, path) = (&server, admin.clone(), weight_path.clone());
+        async move {
+            call(
+                server,
+                &admin,
+                reqwest::Method::PATCH,
+                &path,
+                Some(body),
+                None,
+            )
+            .await
+        }
+    };
+    let a = weight(json!({"Weight": 2.5})).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["Weight"], 2.5);
+    let listed = get(&server, &admin, "/admin/keys").await.body;
+    assert!(listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k["ApiKeyId"] == first_id.as_str() && k["Weight"] == 2.5));
+    for bad in [
+        json!({"Weight": 0}),
+        json!({"Weight": -1}),
+        json!({"Weight": 5000}),
+        json!({}),
+    ] {
+        let a = weight(bad.clone()).await;
+        assert_eq!(a.status, 400, "{bad}: {}", a.text);
+        assert!(a.text.contains("Weight"), "{}", a.text);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -795,3 +795,68 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
         Admission::AtLimit { active: 3 }
     ));
 }
+
+#[tokio::test]
+async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
+    let store = Store::open_sqlite(&temp_db("fair")).await.unwrap();
+    store.bootstrap(4, 0).await.unwrap();
+    let account = store.first_account().await.unwrap().unwrap();
+    let key = |reference: &str| NewKey {
+        account_id: account,
+        key_type: KeyType::Usage,
+        reference: reference.into(),
+        parallelism: 10,
+        expires_at: None,
+        is_trial: false,
+        email: String::new(),
+    };
+    let (a, _) = store.create_key(&key("a"), 0).await.unwrap();
+    let (b, _) = store.create_key(&key("b"), 0).await.unwrap();
+    let nest = |id: &'static str, key: &str, at: i64| {
+        let store = &store;
+        let key = key.to_string();
+        async move {
+            let job = NewJob {
+                id,
+                api_key_id: &key,
+                kind: "nest2d",
+                request: "{}",
+                webhook_uri: Some("https://example.test/hook"),
+                held: false,
+            };
+            store.enqueue(&job, at).await.unwrap();
+        }
+    };
+    let claim = |now: i64| {
+        let store = &store;
+        async move {
+            store
+                .claim(Lane::Nests, "w", 60_000, now)
+                .await
+                .unwrap()
+                .unwrap()
+                .id
+        }
+    };
+    // A queues five nests, then B one
+    for (i, id) in ["a1", "a2", "a3", "a4", "a5"].into_iter().enumerate() {
+        nest(id, &a.id, 10 + i as i64).await;
+    }
+    nest("b1", &b.id, 20).await;
+    // the oldest while no key runs anything; then B's, whose key runs nothing, before A's
+    // second; then A's again, oldest first
+    assert_eq!(claim(30).await, "a1");
+    assert_eq!(claim(31).await, "b1");
+    assert_eq!(claim(32).await, "a2");
+    // weighted: with weight 4, A may run four for each of B's before B comes first
+    store.set_key_weight(&a.id, 4.0).await.unwrap();
+    nest("b2", &b.id, 40).await;
+    // running: A 2 of weight 4 (0.5) against B 1 of weight 1 (1): A's
+    assert_eq!(claim(50).await, "a3");
+    // A 3/4 = 0.75 against B 1: A's again
+    assert_eq!(claim(51).await, "a4");
+    // A 4/4 = 1 against B 1: a tie, and neither used time yet: the older, A's
+    assert_eq!(claim(52).await, "a5");
+    // A 5/4 against B 1: B's
+    assert_eq!(claim(53).await, "b2");
+}

@@ -1,6 +1,6 @@
 //! Key management over HTTP (spec "Account and keys", DESIGN 4 and 5.9): create, list, revoke
-//! and regenerate keys, change a key's type, and keep the browser origins a key is limited to
-//! (the weight call comes with fair sharing, which is what it sets). Admin keys only (403 for a Usage key); a key of another account is
+//! and regenerate keys, change a key's type and fair-sharing weight, and keep the browser
+//! origins a key is limited to. Admin keys only (403 for a Usage key); a key of another account is
 //! answered as unknown (404), so one account never learns another's key ids.
 
 use super::auth::Caller;
@@ -265,6 +265,42 @@ pub async fn set_type(
     let key = own_key(&state, &admin, &id).await?;
     Ok(Json(client_key(&key, None)))
 }
+
+/// PATCH /admin/keys/{ApiKeyId}/weight: body {Weight} (above 0, at most `MAX_WEIGHT`), the
+/// key's share in fair sharing relative to the account's other keys; answers the key's record.
+#[utoipa::path(patch, path = "/admin/keys/{ApiKeyId}/weight", tag = "account",
+    params(("ApiKeyId" = String, Path, description = "the key's id")),
+    request_body = wire::KeyWeightBody,
+    responses(
+        (status = 200, description = "the key", body = wire::ClientKey),
+        (status = 400, description = "Weight missing, not above 0 or too large", body = wire::ErrorBody),
+        (status = 403, description = "not an Admin key", body = wire::ErrorBody),
+        (status = 404, description = "no such key in this account", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn set_weight(
+    State(state): State<AppState>,
+    Admin(admin): Admin,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ClientKey>, ApiError> {
+    let req: wire::KeyWeightBody = parse_body(body)?;
+    let weight = req
+        .weight
+        .ok_or_else(|| field("Weight", "required: a number above 0"))?;
+    if !(weight > 0.0 && weight <= MAX_WEIGHT) {
+        return Err(field(
+            "Weight",
+            format!("must be above 0 and at most {MAX_WEIGHT} (got {weight})"),
+        ));
+    }
+    own_key(&state, &admin, &id).await?;
+    state.store.set_key_weight(&id, weight).await?;
+    Ok(Json(client_key(&own_key(&state, &admin, &id).await?, None)))
+}
+
+/// The largest weight: weights are relative, and a bound keeps the shares meaningful.
+const MAX_WEIGHT: f64 = 1000.0;
 
 /// GET /apikeys/{KeyId}/origins: the browser origins the key is limited to.
 #[utoipa::path(get, path = "/apikeys/{KeyId}/origins", tag = "account",

@@ -69,10 +69,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
     ("/v1/nesting/export/cached", "exports"),
-    (
-        "/admin/keys/{id}/weight",
-        "fair sharing (the weight it sets)",
-    ),
     ("/usage/fairness", "fairness"),
     ("/hubs/nesting", "the real-time hub"),
     ("/hubs/nesting/negotiate", "the real-time hub"),
@@ -104,6 +100,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/admin/keys/{id}", delete(keys::revoke))
         .route("/admin/keys/{id}/regenerate", post(keys::regenerate))
         .route("/admin/keys/{id}/type", patch(keys::set_type))
+        .route("/admin/keys/{id}/weight", patch(keys::set_weight))
         .route(
             "/apikeys/{id}/origins",
             get(keys::origins)

@@ -16,11 +16,11 @@ use utoipa::{Modify, OpenApi};
         nesting1d::submit_1d, nesting1d::result_1d,
         exports::render, exports::export,
         account::validate, account::valid_until, account::status,
-        keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type,
+        keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type, keys::set_weight,
         keys::origins, keys::add_origin, keys::remove_origin,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::OriginBody, wire::OriginList, wire::SubscriptionStatus)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::KeyWeightBody, wire::OriginBody, wire::OriginList, wire::SubscriptionStatus)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;

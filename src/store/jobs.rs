@@ -110,6 +110,9 @@ pub enum Outcome<'a> {
     },
 }
 
+/// How far back the nesting time a key used counts in the fair pick of `Store::claim`.
+pub const FAIR_SHARE_WINDOW_MS: i64 = 3600 * 1000;
+
 impl Store {
     pub async fn enqueue(&self, job: &NewJob<'_>, now_ms: i64) -> Result<(), StoreError> {
         insert_job(&self.pool, job, now_ms).await
@@ -174,7 +177,11 @@ impl Store {
     /// Claims the oldest queued job of `lane` in one statement: Running, attempt + 1, leased to
     /// `owner`. In the nests' lane, a job whose key already runs its Parallelism of nests is
     /// passed over (this matters when several nodes claim at once; admission already caps
-    /// queued plus running). Exports have a lane of their own and no Parallelism: an export of
+    /// queued plus running), and the job picked is fair among keys (DESIGN 4): first the key
+    /// with the fewest running nests for its weight, then the one whose nests used the least
+    /// time in the last `FAIR_SHARE_WINDOW_MS` for its weight, then the oldest job. So a key
+    /// that queues hundreds of nests does not hold back another key's one: that one runs as
+    /// soon as a slot frees. Exports have a lane of their own and no Parallelism: an export of
     /// a finished result never waits behind the key's running nests.
     pub async fn claim(
         &self,
@@ -192,7 +199,13 @@ impl Store {
                      WHERE j.state = 'Queued' AND j.kind <> 'export' AND (k.id IS NULL OR k.parallelism > \
                          (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
                           AND r.state = 'Running' AND r.kind <> 'export')) \
-                     ORDER BY j.created_at, j.id LIMIT 1) \
+                     ORDER BY \
+                         (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
+                          AND r.state = 'Running' AND r.kind <> 'export') / COALESCE(k.weight, 1.0), \
+                         (SELECT COALESCE(SUM(d.completed_at - d.started_at), 0) FROM jobs d \
+                          WHERE d.api_key_id = j.api_key_id AND d.kind <> 'export' \
+                          AND d.completed_at >= ?) / COALESCE(k.weight, 1.0), \
+                         j.created_at, j.id LIMIT 1) \
                  AND state = 'Queued' \
                  RETURNING id, attempt, kind, request, webhook_uri"
             }
@@ -205,12 +218,14 @@ impl Store {
                  RETURNING id, attempt, kind, request, webhook_uri"
             }
         };
-        let row = sqlx::query(sql)
+        let mut query = sqlx::query(sql)
             .bind(owner)
             .bind(now_ms + lease_ms)
-            .bind(now_ms)
-            .fetch_optional(&self.pool)
-            .await?;
+            .bind(now_ms);
+        if lane == Lane::Nests {
+            query = query.bind(now_ms - FAIR_SHARE_WINDOW_MS);
+        }
+        let row = query.fetch_optional(&self.pool).await?;
         Ok(row.map(|r| Claimed {
             id: r.get("id"),
             attempt: r.get("attempt"),

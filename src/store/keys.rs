@@ -456,6 +456,16 @@ impl Store {
         Ok((r.rows_affected() == 1).then(|| format!("kerf_{id}_{secret}")))
     }
 
+    /// Sets a key's weight in fair sharing (see `claim`).
+    pub async fn set_key_weight(&self, id: &str, weight: f64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE api_keys SET weight = ? WHERE id = ?")
+            .bind(weight)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// The browser origins a key is limited to, in the order they were added (none: the key
     /// is not limited).
     pub async fn key_origins(&self, id: &str) -> Result<Vec<String>, StoreError> {

@@ -66,6 +66,15 @@ pub struct KeyTypeBody {
     pub key_type: Option<String>,
 }
 
+/// Body of PATCH /admin/keys/{ApiKeyId}/weight.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct KeyWeightBody {
+    #[serde(rename = "Weight")]
+    #[schema(value_type = f64, required = true)]
+    pub weight: Option<f64>,
+}
+
 /// Body of POST and DELETE /apikeys/{KeyId}/origins (DELETE also takes it as a query).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(default, deny_unknown_fields)]
