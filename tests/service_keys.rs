@@ -66,6 +66,16 @@ fn kerf(server: &Server, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap().trim().to_string()
 }
 
+/// A server on a fresh store, and the Admin key its first start printed.
+fn start(name: &str) -> (Server, String) {
+    let server = Server::start(&temp_dir(name), None, &[]);
+    let admin = server
+        .first_key
+        .clone()
+        .expect("the first start prints a key");
+    (server, admin)
+}
+
 /// A new Admin key on a new account of the server's store (`kerf accounts create`, then
 /// `kerf keys create --account`).
 fn other_account_admin(server: &Server) -> String {
@@ -78,12 +88,7 @@ fn other_account_admin(server: &Server) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_only() {
-    let dir = temp_dir("keys");
-    let server = Server::start(&dir, None, &[]);
-    let admin = server
-        .first_key
-        .clone()
-        .expect("the first start prints a key");
+    let (server, admin) = start("keys");
 
     // create: the secret once, the fields as given
     let a = post(
@@ -439,12 +444,7 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_with_origins_is_used_only_from_them() {
-    let dir = temp_dir("origins");
-    let server = Server::start(&dir, None, &[]);
-    let admin = server
-        .first_key
-        .clone()
-        .expect("the first start prints a key");
+    let (server, admin) = start("origins");
     let a = post(
         &server,
         &admin,

@@ -499,7 +499,10 @@ async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled() {
         Err(KeyRefusal::Malformed)
     );
     let (k2, token2) = store.create_key(&new(None), 0).await.unwrap();
-    assert!(store.cancel_key(&k2.id, 5).await.unwrap());
+    assert_eq!(
+        store.cancel_key_unless_last_admin(&k2.id, 5).await.unwrap(),
+        KeyChange::Done
+    );
     assert_eq!(
         store.authenticate(&token2, 6).await.unwrap(),
         Err(KeyRefusal::Cancelled)

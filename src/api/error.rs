@@ -72,6 +72,13 @@ impl ApiError {
             ..ApiError::bad_request(message)
         }
     }
+    /// A 400 for one field, named by its JSON path, with the reason.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> ApiError {
+        ApiError::fields(vec![FieldError {
+            field: field.into(),
+            message: message.into(),
+        }])
+    }
     pub fn not_found(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, message)
     }

@@ -210,13 +210,13 @@ async fn queue_export(
             } else {
                 ""
             };
-            return Err(ApiError::fields(vec![FieldError {
-                field: format!("Request.{block}"),
-                message: format!(
+            return Err(ApiError::field(
+                format!("Request.{block}"),
+                format!(
                     "the nesting request of job {id} has no {block}: a {} export needs it{also}",
                     response_type.name()
                 ),
-            }]));
+            ));
         }
     }
     let export_id = uuid::Uuid::new_v4().to_string();

@@ -8,7 +8,7 @@ use super::error::ApiError;
 use super::nesting::body_of;
 use super::AppState;
 use crate::store::{now_ms, ApiKey, CreateRefusal, KeyChange, KeyType, NewKey};
-use crate::wire::{self, FieldError};
+use crate::wire;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -73,13 +73,6 @@ fn parse_body<T: serde::de::DeserializeOwned>(
     wire::parse_json(body).map_err(|e| ApiError::fields(vec![e]))
 }
 
-fn field(field: &str, message: impl Into<String>) -> ApiError {
-    ApiError::fields(vec![FieldError {
-        field: field.into(),
-        message: message.into(),
-    }])
-}
-
 /// POST /admin/keys: a new key on the caller's account; its secret is in this answer only.
 #[utoipa::path(post, path = "/admin/keys", tag = "account",
     request_body = wire::CreateKeyRequest,
@@ -97,12 +90,12 @@ pub async fn create(
 ) -> Result<Json<wire::ClientKey>, ApiError> {
     let req: wire::CreateKeyRequest = parse_body(body)?;
     let key_type = match &req.key_type {
-        Some(t) => KeyType::parse(t).map_err(|e| field("KeyType", e))?,
+        Some(t) => KeyType::parse(t).map_err(|e| ApiError::field("KeyType", e))?,
         None => KeyType::Usage,
     };
     let parallelism = req.parallelism.unwrap_or(admin.parallelism);
     if parallelism < 1 {
-        return Err(field(
+        return Err(ApiError::field(
             "Parallelism",
             format!("must be at least 1 (got {parallelism})"),
         ));
@@ -113,7 +106,7 @@ pub async fn create(
         Some(s) => {
             let at = chrono::DateTime::parse_from_rfc3339(s)
                 .map_err(|_| {
-                    field(
+                    ApiError::field(
                         "Expires",
                         format!(
                             "'{s}' is not an RFC 3339 timestamp (for example 2027-01-31T00:00:00Z)"
@@ -122,7 +115,7 @@ pub async fn create(
                 })?
                 .timestamp_millis();
             if at <= now {
-                return Err(field("Expires", format!("'{s}' is in the past")));
+                return Err(ApiError::field("Expires", format!("'{s}' is in the past")));
             }
             Some(at)
         }
@@ -254,8 +247,8 @@ pub async fn set_type(
 ) -> Result<Json<wire::ClientKey>, ApiError> {
     let req: wire::KeyTypeBody = parse_body(body)?;
     let key_type = match &req.key_type {
-        Some(t) => KeyType::parse(t).map_err(|e| field("KeyType", e))?,
-        None => return Err(field("KeyType", "required: Usage or Admin")),
+        Some(t) => KeyType::parse(t).map_err(|e| ApiError::field("KeyType", e))?,
+        None => return Err(ApiError::field("KeyType", "required: Usage or Admin")),
     };
     own_key(&state, &admin, &id).await?;
     changed(
@@ -287,9 +280,9 @@ pub async fn set_weight(
     let req: wire::KeyWeightBody = parse_body(body)?;
     let weight = req
         .weight
-        .ok_or_else(|| field("Weight", "required: a number above 0"))?;
+        .ok_or_else(|| ApiError::field("Weight", "required: a number above 0"))?;
     if !(weight > 0.0 && weight <= MAX_WEIGHT) {
-        return Err(field(
+        return Err(ApiError::field(
             "Weight",
             format!("must be above 0 and at most {MAX_WEIGHT} (got {weight})"),
         ));
@@ -386,8 +379,9 @@ pub async fn remove_origin(
 }
 
 fn required_origin(origin: Option<String>) -> Result<String, ApiError> {
-    let origin = origin.ok_or_else(|| field("Origin", "required, e.g. https://shop.example"))?;
-    canonical_origin(&origin).map_err(|e| field("Origin", e))
+    let origin =
+        origin.ok_or_else(|| ApiError::field("Origin", "required, e.g. https://shop.example"))?;
+    canonical_origin(&origin).map_err(|e| ApiError::field("Origin", e))
 }
 
 /// An origin as browsers send it: `scheme://host[:port]`, scheme and host in lower case, the

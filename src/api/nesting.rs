@@ -63,12 +63,9 @@ pub(super) async fn queue_job(
     start_now: bool,
 ) -> Result<String, ApiError> {
     if let Some(url) = webhook {
-        state.check_webhook_host(url).map_err(|why| {
-            ApiError::fields(vec![wire::FieldError {
-                field: "ResultsWebhookUri".into(),
-                message: why,
-            }])
-        })?;
+        state
+            .check_webhook_host(url)
+            .map_err(|why| ApiError::field("ResultsWebhookUri", why))?;
     }
     let id = uuid::Uuid::new_v4().to_string();
     let request = serde_json::to_string(request).map_err(ApiError::internal)?;
@@ -124,14 +121,12 @@ fn submission_request(
         if let Some(r) = query.request.filter(|r| !r.trim().is_empty()) {
             let parsed =
                 wire::parse_json::<wire::Base64NestingRequest>(r.as_bytes()).map_err(|e| {
-                    ApiError::fields(vec![wire::FieldError {
-                        field: if e.field == "(body)" {
-                            "Request".into()
-                        } else {
-                            format!("Request.{}", e.field)
-                        },
-                        message: e.message,
-                    }])
+                    let field = if e.field == "(body)" {
+                        "Request".into()
+                    } else {
+                        format!("Request.{}", e.field)
+                    };
+                    ApiError::field(field, e.message)
                 })?;
             req.request = Some(parsed);
         }
@@ -148,10 +143,10 @@ fn submission_request(
                 "true" | "1" => true,
                 "false" | "0" => false,
                 _ => {
-                    return Err(ApiError::fields(vec![wire::FieldError {
-                        field: "AutomaticallyStartNesting (query)".into(),
-                        message: format!("'{v}' is not a boolean (true or false)"),
-                    }]))
+                    return Err(ApiError::field(
+                        "AutomaticallyStartNesting (query)",
+                        format!("'{v}' is not a boolean (true or false)"),
+                    ))
                 }
             });
         }
@@ -267,12 +262,7 @@ pub(super) fn required_id(value: Option<String>, field: &str) -> Result<String, 
     value
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| {
-            ApiError::fields(vec![wire::FieldError {
-                field: field.into(),
-                message: "missing: the RequestId returned at submission".into(),
-            }])
-        })
+        .ok_or_else(|| ApiError::field(field, "missing: the RequestId returned at submission"))
 }
 
 /// Documents the RequestId query parameter (handlers read the query as a map so that the

@@ -1,7 +1,8 @@
 //! `kerf accounts create|list|show|set-plan`: accounts and their plans, for operators
 //! (DESIGN 5.9). `create` prints the new account's id alone, so scripts can capture it.
 
-use crate::store::{now_ms, PlanChange, Store};
+use super::{block_on, open_store as open, timestamp};
+use crate::store::{now_ms, PlanChange};
 use anyhow::{Context, Result};
 
 /// The plan options of `set-plan`; each one given is set, the others stay.
@@ -34,25 +35,6 @@ pub struct PlanArgs {
     /// Paid until, RFC 3339.
     #[arg(long)]
     pub paid_until: Option<String>,
-}
-
-fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(f)
-}
-
-async fn open(database: &str) -> Result<Store> {
-    Store::open(database).await.map_err(anyhow::Error::msg)
-}
-
-fn timestamp(flag: &str, s: &str) -> Result<i64> {
-    Ok(chrono::DateTime::parse_from_rfc3339(s.trim())
-        .with_context(|| {
-            format!("--{flag} '{s}': not an RFC 3339 timestamp (for example 2027-01-31T00:00:00Z)")
-        })?
-        .timestamp_millis())
 }
 
 pub fn create(database: &str, name: &str) -> Result<()> {
@@ -88,19 +70,18 @@ pub fn list(database: &str) -> Result<()> {
 }
 
 pub fn show(database: &str, account: i64) -> Result<()> {
-    let (plan, usage, keys, now) = block_on(async {
+    let now = now_ms();
+    let (plan, (start, end), usage, keys) = block_on(async {
         let store = open(database).await?;
         let plan = store
             .plan(account)
             .await?
             .with_context(|| format!("--account {account}: no such account"))?;
-        let now = now_ms();
         let (start, end) = plan.period_at(now);
         let usage = store.usage(account, start, end).await?;
         let keys = store.account_keys(account).await?;
-        Ok((plan, usage, keys, now))
+        Ok((plan, (start, end), usage, keys))
     })?;
-    let (start, end) = plan.period_at(now);
     let utc = crate::wire::utc;
     println!("account {} ({})", plan.account_id, plan.name);
     println!(

@@ -1,8 +1,8 @@
 //! `kerf keys create`: a new key on one of the store's accounts, printed alone on standard
 //! output so scripts can capture it.
 
-use crate::store::{now_ms, KeyType, NewKey, Store};
-use anyhow::{Context, Result};
+use crate::store::{now_ms, KeyType, NewKey};
+use anyhow::Result;
 
 pub struct CreateArgs {
     pub database: String,
@@ -19,43 +19,37 @@ pub fn create(a: CreateArgs) -> Result<()> {
     if a.parallelism < 1 {
         anyhow::bail!("--parallelism: must be at least 1 (got {})", a.parallelism);
     }
-    let expires_at = match &a.expires {
-        Some(s) => Some(
-            chrono::DateTime::parse_from_rfc3339(s.trim())
-                .with_context(|| format!("--expires '{s}': not an RFC 3339 timestamp (for example 2027-01-31T00:00:00Z)"))?
-                .timestamp_millis(),
-        ),
-        None => None,
-    };
-    let token = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(async {
-            let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
-            let account_id = match a.account {
-                Some(id) if store.account_exists(id).await? => id,
-                Some(id) => anyhow::bail!("--account {id}: no such account"),
-                None => match store.first_account().await? {
-                    Some(id) => id,
-                    None => store.create_account("default", now_ms()).await?,
+    let expires_at = a
+        .expires
+        .as_deref()
+        .map(|s| super::timestamp("expires", s))
+        .transpose()?;
+    let token = super::block_on(async {
+        let store = super::open_store(&a.database).await?;
+        let account_id = match a.account {
+            Some(id) if store.account_exists(id).await? => id,
+            Some(id) => anyhow::bail!("--account {id}: no such account"),
+            None => match store.first_account().await? {
+                Some(id) => id,
+                None => store.create_account("default", now_ms()).await?,
+            },
+        };
+        let (_, token) = store
+            .create_key(
+                &NewKey {
+                    account_id,
+                    key_type,
+                    reference: a.reference.clone(),
+                    parallelism: a.parallelism,
+                    expires_at,
+                    is_trial: false,
+                    email: String::new(),
                 },
-            };
-            let (_, token) = store
-                .create_key(
-                    &NewKey {
-                        account_id,
-                        key_type,
-                        reference: a.reference.clone(),
-                        parallelism: a.parallelism,
-                        expires_at,
-                        is_trial: false,
-                        email: String::new(),
-                    },
-                    now_ms(),
-                )
-                .await?;
-            anyhow::Ok(token)
-        })?;
+                now_ms(),
+            )
+            .await?;
+        Ok(token)
+    })?;
     println!("{token}");
     Ok(())
 }

@@ -17,3 +17,30 @@ pub fn choose_compute(
     };
     kerf_kernels::choose(choice).map_err(anyhow::Error::msg)
 }
+
+/// Runs a store command's async body to its end (the store CLIs run no server).
+pub(crate) fn block_on<T>(
+    f: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(f)
+}
+
+/// Opens the store of `--database` for a store command.
+pub(crate) async fn open_store(database: &str) -> anyhow::Result<crate::store::Store> {
+    crate::store::Store::open(database)
+        .await
+        .map_err(anyhow::Error::msg)
+}
+
+/// An RFC 3339 option (`--FLAG`) as Unix milliseconds.
+pub(crate) fn timestamp(flag: &str, s: &str) -> anyhow::Result<i64> {
+    use anyhow::Context;
+    Ok(chrono::DateTime::parse_from_rfc3339(s.trim())
+        .with_context(|| {
+            format!("--{flag} '{s}': not an RFC 3339 timestamp (for example 2027-01-31T00:00:00Z)")
+        })?
+        .timestamp_millis())
+}

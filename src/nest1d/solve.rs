@@ -180,12 +180,13 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant) -> Outcome {
     } else {
         0.0
     };
-    let first = best.expect("a first answer");
-    // a first answer short of stock is no plan yet: any plan that places every piece beats it
-    let (mut ub, mut plan) = if short.iter().all(|&l| l == 0) {
-        first.clone()
+    let (first_value, first_bars) = best.expect("a first answer");
+    // a first answer short of stock is no plan yet: any plan that places every piece beats
+    // it; it is kept aside, to be returned only if none does
+    let (mut ub, mut plan, short_answer) = if short.iter().all(|&l| l == 0) {
+        (first_value, first_bars, None)
     } else {
-        (f64::INFINITY, Vec::new())
+        (f64::INFINITY, Vec::new(), Some((first_value, first_bars)))
     };
     let mut lb = classic_bound;
     let mut note = None;
@@ -194,7 +195,8 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant) -> Outcome {
     }
     if ub > lb + EPS && !deadline.passed() {
         // the LP bound by column generation, from the first answer's patterns (each once)
-        let mut pool: Vec<Column> = first.1.iter().map(|b| column_of(inst, b)).collect();
+        let first_bars = short_answer.as_ref().map_or(&plan, |(_, bars)| bars);
+        let mut pool: Vec<Column> = first_bars.iter().map(|b| column_of(inst, b)).collect();
         pool.sort_by(|a, b| (a.stock, &a.counts).cmp(&(b.stock, &b.counts)));
         pool.dedup();
         let mut master = Master::with_limits(
@@ -288,15 +290,19 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant) -> Outcome {
         };
         let mut tree = searchable.then(|| branch::Tree::new(inst, bars_of(ub), &master.cols));
         let mut round = 0u64;
+        // the waste a plan that meets the bound may have, if less than the smallest piece (the
+        // bound moves in the loop only when the tree ends it)
+        let perfect_budget = inst
+            .is_classic()
+            .then(|| {
+                let bars = (lb / inst.cost[0]).round() as u64;
+                bounds::waste_budget(&inst.size, &inst.demand, inst.capacity[0], bars)
+            })
+            .flatten();
         while ub > lb + EPS && done && keeps_limits && !deadline.passed() {
             let dive_start = Instant::now();
             // one bar above a bound that only a perfect packing meets: look for one
-            let perfect = (inst.is_classic() && ub - inst.cost[0] <= lb + EPS)
-                .then(|| {
-                    let bars = (lb / inst.cost[0]).round() as u64;
-                    bounds::waste_budget(&inst.size, &inst.demand, inst.capacity[0], bars)
-                })
-                .flatten();
+            let perfect = perfect_budget.filter(|_| ub - inst.cost[0] <= lb + EPS);
             match dive(inst, &master, deadline, round, ub, perfect) {
                 Some(bars) => {
                     let v = value_of(inst, &bars);
@@ -343,9 +349,10 @@ fn optimise(inst: &Instance, deadline: Deadline, start: Instant) -> Outcome {
     }
     if ub == f64::INFINITY {
         // no plan placed every piece: the first answer with the fewest left over
+        let (value, bars) = short_answer.expect("kept while no plan places every piece");
         return Outcome {
-            value: first.0,
-            bars: first.1,
+            value,
+            bars,
             left: short,
             bound: 0.0,
             note,

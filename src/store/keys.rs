@@ -203,9 +203,9 @@ impl Store {
         new: &NewKey,
         now_ms: i64,
     ) -> Result<(ApiKey, String), StoreError> {
-        match self.insert_key(new, None, now_ms).await? {
+        match self.insert_key(new, false, now_ms).await? {
             Ok(created) => Ok(created),
-            Err(CreateRefusal::CapReached { .. }) => unreachable!("no cap was given"),
+            Err(CreateRefusal::CapReached { .. }) => unreachable!("no cap was checked"),
         }
     }
 
@@ -216,13 +216,13 @@ impl Store {
         new: &NewKey,
         now_ms: i64,
     ) -> Result<Result<(ApiKey, String), CreateRefusal>, StoreError> {
-        self.insert_key(new, Some(now_ms), now_ms).await
+        self.insert_key(new, true, now_ms).await
     }
 
     async fn insert_key(
         &self,
         new: &NewKey,
-        cap_at: Option<i64>,
+        capped: bool,
         now_ms: i64,
     ) -> Result<Result<(ApiKey, String), CreateRefusal>, StoreError> {
         let id = random_hex(8);
@@ -230,7 +230,7 @@ impl Store {
         let inserted = sqlx::query(
             "INSERT INTO api_keys (id, account_id, secret_hash, reference, key_type, parallelism, is_trial, expires_at, created_at, email) \
              SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
-             WHERE ? IS NULL OR (SELECT COUNT(*) FROM api_keys WHERE account_id = ? AND cancelled_at IS NULL \
+             WHERE ? = 0 OR (SELECT COUNT(*) FROM api_keys WHERE account_id = ? AND cancelled_at IS NULL \
                    AND (expires_at IS NULL OR expires_at > ?)) < (SELECT key_cap FROM accounts WHERE id = ?)",
         )
         .bind(&id)
@@ -243,9 +243,9 @@ impl Store {
         .bind(new.expires_at)
         .bind(now_ms)
         .bind(&new.email)
-        .bind(cap_at)
+        .bind(capped)
         .bind(new.account_id)
-        .bind(cap_at)
+        .bind(now_ms)
         .bind(new.account_id)
         .execute(&self.pool)
         .await?;
@@ -407,17 +407,6 @@ impl Store {
             Some(_) => KeyChange::LastAdmin,
             None => KeyChange::Unknown,
         })
-    }
-
-    pub async fn cancel_key(&self, id: &str, now_ms: i64) -> Result<bool, StoreError> {
-        let r = sqlx::query(
-            "UPDATE api_keys SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL",
-        )
-        .bind(now_ms)
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
-        Ok(r.rows_affected() == 1)
     }
 
     /// Every key of an account, cancelled ones included, oldest first.

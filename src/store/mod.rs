@@ -16,7 +16,7 @@ mod results;
 pub use jobs::{Admission, Claimed, JobState, JobStatus, Lane, Lost, NewJob, Outcome};
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
-pub use plans::{Plan, PlanChange, Usage, PERIOD_MS};
+pub use plans::{AccountPlan, PeriodUsage, PlanChange, PERIOD_MS};
 pub use results::{ResultRecord, StoredResult};
 
 use sqlx::migrate::{Migration, MigrationType, Migrator};

@@ -10,7 +10,7 @@ pub const PERIOD_MS: i64 = 30 * 24 * 3600 * 1000;
 
 /// An account and its plan.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Plan {
+pub struct AccountPlan {
     pub account_id: i64,
     pub name: String,
     pub included_minutes: f64,
@@ -28,7 +28,7 @@ pub struct Plan {
     pub paid_until: Option<i64>,
 }
 
-impl Plan {
+impl AccountPlan {
     /// The period that holds `now_ms`: [start, end).
     pub fn period_at(&self, now_ms: i64) -> (i64, i64) {
         let n = (now_ms - self.period_start).max(0) / PERIOD_MS;
@@ -55,16 +55,16 @@ pub struct PlanChange {
 
 /// What an account's nests used in a period.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Usage {
+pub struct PeriodUsage {
     /// Seconds from start to end of each nest (2D and 1D, not exports) that finished in the
     /// period, Completed or Failed.
     pub nesting_seconds: f64,
     pub jobs: i64,
 }
 
-fn plan_of(r: &sqlx::sqlite::SqliteRow) -> Plan {
+fn plan_of(r: &sqlx::sqlite::SqliteRow) -> AccountPlan {
     let flag = |name: &str| r.get::<i64, _>(name) != 0;
-    Plan {
+    AccountPlan {
         account_id: r.get("id"),
         name: r.get("name"),
         included_minutes: r.get("included_minutes"),
@@ -85,7 +85,7 @@ fn plan_of(r: &sqlx::sqlite::SqliteRow) -> Plan {
 
 impl Store {
     /// The account `id` and its plan.
-    pub async fn plan(&self, account_id: i64) -> Result<Option<Plan>, StoreError> {
+    pub async fn plan(&self, account_id: i64) -> Result<Option<AccountPlan>, StoreError> {
         Ok(sqlx::query("SELECT * FROM accounts WHERE id = ?")
             .bind(account_id)
             .fetch_optional(&self.pool)
@@ -94,7 +94,7 @@ impl Store {
     }
 
     /// Every account, oldest first.
-    pub async fn plans(&self) -> Result<Vec<Plan>, StoreError> {
+    pub async fn plans(&self) -> Result<Vec<AccountPlan>, StoreError> {
         Ok(sqlx::query("SELECT * FROM accounts ORDER BY id")
             .fetch_all(&self.pool)
             .await?
@@ -131,7 +131,12 @@ impl Store {
     }
 
     /// What account `id`'s nests that finished in [from, to) used.
-    pub async fn usage(&self, account_id: i64, from: i64, to: i64) -> Result<Usage, StoreError> {
+    pub async fn usage(
+        &self,
+        account_id: i64,
+        from: i64,
+        to: i64,
+    ) -> Result<PeriodUsage, StoreError> {
         let r = sqlx::query(
             "SELECT COALESCE(SUM(j.completed_at - j.started_at), 0) AS ms, COUNT(*) AS n \
              FROM jobs j JOIN api_keys k ON k.id = j.api_key_id \
@@ -143,7 +148,7 @@ impl Store {
         .bind(to)
         .fetch_one(&self.pool)
         .await?;
-        Ok(Usage {
+        Ok(PeriodUsage {
             nesting_seconds: r.get::<i64, _>("ms") as f64 / 1000.0,
             jobs: r.get("n"),
         })
@@ -156,7 +161,7 @@ mod tests {
 
     #[test]
     fn the_period_that_holds_a_time_starts_a_whole_number_of_periods_in() {
-        let plan = Plan {
+        let plan = AccountPlan {
             account_id: 1,
             name: "a".into(),
             included_minutes: 600.0,
