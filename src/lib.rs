@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cancel;
 pub mod cli;
 pub mod export;
+pub mod fairness;
 pub mod geometry;
 pub mod jobs;
 pub mod lenient;

@@ -90,6 +90,10 @@ enum Cmd {
         /// past that, submissions are refused with 429.
         #[arg(long, default_value_t = 100)]
         max_queued_per_key: i64,
+        /// Requests per minute each key may make (a minute's worth may come at once); past
+        /// that, 429 with Retry-After. 0: unlimited.
+        #[arg(long, default_value_t = 3000)]
+        key_requests_per_minute: u32,
         /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
         #[arg(long)]
         webhook_retry_delays: Option<String>,
@@ -352,12 +356,14 @@ fn run(cli: Cli) -> Result<()> {
             webhook_ca_file,
             body_limit_mib,
             max_queued_per_key,
+            key_requests_per_minute,
             webhook_retry_delays,
             workers,
             compute,
         } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
             compute,
             max_queued_per_key,
+            key_requests_per_minute,
             listen,
             database,
             webhook_allow_cidr,

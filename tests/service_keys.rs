@@ -681,3 +681,207 @@ async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
     let listed = kerf(&server, &["accounts", "list"]);
     assert!(listed.contains("other"), "{listed}");
 }
+
+/// The fairness row of key `id` in a /usage/fairness answer.
+fn fairness_row<'a>(usage: &'a Value, id: &str) -> &'a Value {
+    usage["Keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ApiKeyId"] == id)
+        .unwrap_or_else(|| panic!("no row for {id} in {usage}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fairness_admits_within_floor_and_pool_refuses_past_them_or_runs_overage() {
+    let dir = temp_dir("fairness");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let admin = server.first_key.clone().unwrap();
+    let admin_id = admin.split('_').nth(1).unwrap().to_string();
+    let usage = server.create_key("Usage", 2, None);
+    let usage_id = usage.split('_').nth(1).unwrap().to_string();
+    // 6 s included: a pool of 1.2 s, floors of 2.4 s for each of the two keys (weights 1)
+    kerf(
+        &server,
+        &[
+            "accounts",
+            "set-plan",
+            "--account",
+            "1",
+            "--included-minutes",
+            "0.1",
+            "--fairness",
+            "true",
+        ],
+    );
+    let book = get(&server, &admin, "/usage/fairness").await;
+    assert_eq!(book.status, 200, "{}", book.text);
+    assert_eq!(book.body["FairnessEnabled"], true);
+    assert_eq!(book.body["OverageEnabled"], false);
+    assert_eq!(book.body["IncludedMinutes"], 0.1);
+    let pool = book.body["SharedBurstMinutes"].as_f64().unwrap();
+    assert!((pool - 0.02).abs() < 1e-9, "20 % of the included minutes");
+    assert_eq!(book.body["Keys"].as_array().unwrap().len(), 2);
+    for id in [&admin_id, &usage_id] {
+        let row = fairness_row(&book.body, id);
+        assert_eq!(row["Weight"], 1.0);
+        assert_eq!(row["ConsumedMinutes"], 0.0);
+        assert_eq!(row["ReservedMinutes"], 0.0);
+        assert_eq!(row["OverageMinutes"], 0.0);
+        let floor = row["EffectiveFloorMinutes"].as_f64().unwrap();
+        assert!((floor - 0.04).abs() < 1e-9, "{row}");
+        assert_eq!(row["Sizing"], "Under");
+    }
+
+    // a nest reserving 4 s: past the floor (2.4 s) by more than the pool (1.2 s) holds
+    let hook = format!("{}/fair", receiver.url);
+    let client = server.client(&usage);
+    let big = dxf_request(
+        &[("part_1.dxf", 2)],
+        (600.0, 400.0),
+        Some(&hook),
+        4.0,
+        false,
+    );
+    let a = client.post_json("/v1/nesting", &big).await;
+    assert_eq!(a.status, 429, "{}", a.text);
+    assert!(
+        a.text.contains("floor") && a.text.contains("burst pool"),
+        "{}",
+        a.text
+    );
+    assert!(a.text.contains("overage is not enabled"), "{}", a.text);
+    let retry: u64 = a.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(retry >= 1, "{retry}");
+    // within the floor: admitted, and it holds its 2 s while queued or running
+    let small = dxf_request(
+        &[("part_1.dxf", 2)],
+        (600.0, 400.0),
+        Some(&hook),
+        2.0,
+        false,
+    );
+    let id = client.submit("/v1/nesting", &small).await;
+    let book = get(&server, &admin, "/usage/fairness").await;
+    let row = fairness_row(&book.body, &usage_id);
+    let consumed = row["ConsumedMinutes"].as_f64().unwrap();
+    let reserved = row["ReservedMinutes"].as_f64().unwrap();
+    assert!(
+        (reserved - 2.0 / 60.0).abs() < 1e-9 || (reserved == 0.0 && consumed > 0.0),
+        "reserved while it runs, consumed once it ended: {row}"
+    );
+    receiver
+        .wait_final(&id, std::time::Duration::from_secs(120))
+        .await;
+    let book = get(&server, &admin, "/usage/fairness").await;
+    let row = fairness_row(&book.body, &usage_id);
+    assert_eq!(row["ReservedMinutes"], 0.0, "{row}");
+    let consumed = row["ConsumedMinutes"].as_f64().unwrap();
+    assert!(consumed > 0.0 && consumed < 1.0, "{row}");
+    assert_eq!(row["OverageMinutes"], 0.0);
+    // the other key's row did not move
+    assert_eq!(fairness_row(&book.body, &admin_id)["ConsumedMinutes"], 0.0);
+
+    // a held nest reserves nothing; its delayed start passes the same gate
+    let mut held = big.clone();
+    held["AutomaticallyStartNesting"] = json!(false);
+    let held_id = client.submit("/v1/nesting", &held).await;
+    let start = client
+        .post_json("/v1/nesting/delayedstart", &json!({"RequestId": held_id}))
+        .await;
+    assert_eq!(start.status, 429, "{}", start.text);
+    assert!(
+        start.body["ErrorReason"]
+            .as_str()
+            .unwrap()
+            .contains("floor"),
+        "{}",
+        start.text
+    );
+    assert!(start.headers.get("retry-after").is_some());
+
+    // with overage on, the refused nest runs, and its minutes are overage
+    kerf(
+        &server,
+        &[
+            "accounts",
+            "set-plan",
+            "--account",
+            "1",
+            "--overage",
+            "true",
+        ],
+    );
+    let start = client
+        .post_json("/v1/nesting/delayedstart", &json!({"RequestId": held_id}))
+        .await;
+    assert_eq!(start.status, 200, "{}", start.text);
+    receiver
+        .wait_final(&held_id, std::time::Duration::from_secs(120))
+        .await;
+    let after_held = fairness_row(
+        &get(&server, &admin, "/usage/fairness").await.body,
+        &usage_id,
+    )["OverageMinutes"]
+        .as_f64()
+        .unwrap();
+    assert!(after_held > 0.0);
+    let id = client.submit("/v1/nesting", &big).await;
+    receiver
+        .wait_final(&id, std::time::Duration::from_secs(120))
+        .await;
+    let book = get(&server, &admin, "/usage/fairness").await;
+    assert_eq!(book.body["OverageEnabled"], true);
+    let row = fairness_row(&book.body, &usage_id);
+    let overage = row["OverageMinutes"].as_f64().unwrap();
+    let all = row["ConsumedMinutes"].as_f64().unwrap();
+    assert!(overage > after_held && all > overage, "{row}");
+    assert!(
+        (all - overage - consumed).abs() < 1e-9,
+        "the overage nest adds to ConsumedMinutes only as overage: {row}"
+    );
+    let floor = row["EffectiveFloorMinutes"].as_f64().unwrap();
+    assert_eq!(
+        row["Sizing"],
+        if all > floor { "Over" } else { "Right" },
+        "{row}"
+    );
+
+    // a Usage key may not read it; another account reads its own book only
+    assert_eq!(get(&server, &usage, "/usage/fairness").await.status, 403);
+    let other = other_account_admin(&server);
+    let book = get(&server, &other, "/usage/fairness").await;
+    assert_eq!(book.status, 200, "{}", book.text);
+    assert_eq!(book.body["FairnessEnabled"], false, "informational only");
+    assert_eq!(book.body["IncludedMinutes"], 600.0);
+    let rows = book.body["Keys"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{}", book.text);
+    assert_ne!(rows[0]["ApiKeyId"], usage_id.as_str());
+    // with fairness off nothing is gated: the big nest is admitted on the other account
+    let other_client = server.client(&other);
+    let id = other_client.submit("/v1/nesting", &big).await;
+    receiver
+        .wait_final(&id, std::time::Duration::from_secs(120))
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_past_its_request_rate_gets_429_with_retry_after() {
+    let server = Server::start(&temp_dir("rate"), None, &["--key-requests-per-minute", "3"]);
+    let admin = server.first_key.clone().unwrap();
+    let other = server.create_key("Usage", 1, None);
+    for _ in 0..3 {
+        assert_eq!(validate(&server, &admin, None).await, 200);
+    }
+    let a = get(&server, &admin, "/v1/auth/validate").await;
+    assert_eq!(a.status, 429, "{}", a.text);
+    assert!(a.text.contains("rate limit"), "{}", a.text);
+    let retry: u64 = a.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=20).contains(&retry), "{retry}");
+    assert_eq!(
+        validate(&server, &other, None).await,
+        200,
+        "each key has its own"
+    );
+}

@@ -33,6 +33,7 @@ fn job<'a>(id: &'a str, held: bool) -> NewJob<'a> {
         request: "{}",
         webhook_uri: Some("https://example.test/hook"),
         held,
+        reserved_ms: 0,
     }
 }
 
@@ -287,16 +288,19 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
         .unwrap();
     assert_eq!((again.id.as_str(), again.attempt), ("run", 2));
     assert_eq!(
-        store.release_held("held", "other-key", 10).await.unwrap(),
+        store
+            .release_held("held", "other-key", 10, 0)
+            .await
+            .unwrap(),
         None,
         "only the submitting key releases its job"
     );
     assert_eq!(
-        store.release_held("held", "key1", 10).await.unwrap(),
+        store.release_held("held", "key1", 10, 0).await.unwrap(),
         Some(Admission::Accepted)
     );
     assert_eq!(
-        store.release_held("held", "key1", 10).await.unwrap(),
+        store.release_held("held", "key1", 10, 0).await.unwrap(),
         None,
         "released once"
     );
@@ -408,7 +412,7 @@ async fn admission_caps_queued_plus_running_per_key() {
         Admission::Accepted
     );
     assert_eq!(
-        store.release_held("a4", "a", 2).await.unwrap(),
+        store.release_held("a4", "a", 2, 0).await.unwrap(),
         Some(Admission::AtLimit { active: 2 })
     );
     let c = store
@@ -422,7 +426,7 @@ async fn admission_caps_queued_plus_running_per_key() {
         .await
         .unwrap();
     assert_eq!(
-        store.release_held("a4", "a", 2).await.unwrap(),
+        store.release_held("a4", "a", 2, 0).await.unwrap(),
         Some(Admission::Accepted),
         "a finished job frees its place"
     );
@@ -745,6 +749,7 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
         request: "{}",
         webhook_uri: Some("https://example.test/hook"),
         held: false,
+        reserved_ms: 0,
     };
     store.enqueue(&new("n1", "nest2d"), 1).await.unwrap();
     store.enqueue(&new("n2", "nest2d"), 2).await.unwrap();
@@ -826,6 +831,7 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
                 request: "{}",
                 webhook_uri: Some("https://example.test/hook"),
                 held: false,
+                reserved_ms: 0,
             };
             store.enqueue(&job, at).await.unwrap();
         }

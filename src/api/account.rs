@@ -1,8 +1,9 @@
-//! The caller's key and account: GET /v1/auth/validate, GET /v1/apiKey/validUntil and
-//! GET /v1/status.
+//! The caller's key and account: GET /v1/auth/validate, GET /v1/apiKey/validUntil,
+//! GET /v1/status and GET /usage/fairness.
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::keys::Admin;
 use super::AppState;
 use crate::store::now_ms;
 use crate::wire;
@@ -70,5 +71,43 @@ pub async fn status(
             has_active_subscription: !plan.requires_payment
                 && plan.paid_until.is_none_or(|p| p > now),
         },
+    }))
+}
+
+/// The account's fairness bookkeeping: plan figures and one row per active key (Admin only).
+#[utoipa::path(get, path = "/usage/fairness", tag = "account",
+    responses(
+        (status = 200, description = "the account's fairness usage", body = wire::FairnessUsageResponse),
+        (status = 403, description = "a Usage key", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn fairness(
+    State(state): State<AppState>,
+    Admin(key): Admin,
+) -> Result<Json<wire::FairnessUsageResponse>, ApiError> {
+    let book = state
+        .store
+        .fairness_book(key.account_id, now_ms())
+        .await?
+        .ok_or_else(|| ApiError::not_found("the key's account no longer exists"))?;
+    let minutes = |ms: i64| ms as f64 / 60_000.0;
+    Ok(Json(wire::FairnessUsageResponse {
+        fairness_enabled: book.fairness_enabled,
+        overage_enabled: book.overage_enabled,
+        included_minutes: book.included_minutes,
+        shared_burst_minutes: book.shared_burst_minutes(),
+        keys: book
+            .keys
+            .iter()
+            .map(|k| wire::FairnessKeyUsage {
+                api_key_id: k.api_key_id.clone(),
+                weight: k.weight,
+                consumed_minutes: minutes(k.consumed_ms),
+                reserved_minutes: minutes(k.reserved_ms),
+                overage_minutes: minutes(k.overage_ms),
+                effective_floor_minutes: book.floor_minutes(k),
+                sizing: book.sizing(k).as_str().into(),
+            })
+            .collect(),
     }))
 }

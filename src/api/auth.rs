@@ -1,6 +1,7 @@
 //! The caller: `Accept: application/json` (else 406) and `Authorization: Bearer <key>` (else
-//! 401), checked against the store's hashed keys on every request, and a browser's `Origin`
-//! against the key's allowed origins when it has any (else 403).
+//! 401), checked against the store's hashed keys on every request, the key's request rate
+//! (else 429), and a browser's `Origin` against the key's allowed origins when it has any
+//! (else 403).
 
 use super::error::{ApiError, Shape};
 use super::AppState;
@@ -42,6 +43,7 @@ impl FromRequestParts<AppState> for Caller {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         // the key first: a caller without a valid key learns nothing else (401 before 406)
         let key = authenticate(parts, state).await?;
+        within_rate(state, &key)?;
         allowed_origin(parts, state, &key).await?;
         if !accepts_json(parts) {
             return Err(ApiError::new(
@@ -85,6 +87,23 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<ApiKey, ApiErro
         Ok(key) => Ok(key),
         Err(refusal) => Err(unauthorized(refusal.message())),
     }
+}
+
+/// The key's request rate limit: 429 with Retry-After past it.
+fn within_rate(state: &AppState, key: &ApiKey) -> Result<(), ApiError> {
+    state
+        .rate_limit
+        .take(&key.id, std::time::Instant::now())
+        .map_err(|wait_s| ApiError {
+            retry_after_s: Some(wait_s),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "this key made more than {} requests in a minute (the server's per-key rate limit); try again in {wait_s} s",
+                    state.rate_limit.per_minute()
+                ),
+            )
+        })
 }
 
 /// A request that carries an Origin header (a browser's) must come from one of its key's

@@ -236,6 +236,7 @@ async fn queue_export(
                 request: &spec,
                 webhook_uri: Some(hook.as_str()),
                 held: false,
+                reserved_ms: 0,
             },
             &stored.id,
             response_type.name(),

@@ -12,6 +12,9 @@ mod keys;
 mod nesting;
 mod nesting1d;
 pub mod openapi;
+mod rate;
+
+pub use rate::KeyRateLimit;
 
 pub use error::{ApiError, Shape};
 
@@ -40,6 +43,8 @@ pub struct AppState {
     pub guard: Arc<AddressGuard>,
     /// Jobs a key may have waiting beyond its Parallelism (which caps those running).
     pub max_queued_per_key: i64,
+    /// Requests per minute each key may make.
+    pub rate_limit: Arc<KeyRateLimit>,
 }
 
 impl AppState {
@@ -69,7 +74,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
     ("/v1/nesting/export/cached", "exports"),
-    ("/usage/fairness", "fairness"),
     ("/hubs/nesting", "the real-time hub"),
     ("/hubs/nesting/negotiate", "the real-time hub"),
 ];
@@ -96,6 +100,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))
         .route("/v1/status", get(account::status))
+        .route("/usage/fairness", get(account::fairness))
         .route("/admin/keys", post(keys::create).get(keys::list))
         .route("/admin/keys/{id}", delete(keys::revoke))
         .route("/admin/keys/{id}/regenerate", post(keys::regenerate))

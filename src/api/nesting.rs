@@ -50,10 +50,28 @@ fn at_limit(state: &AppState, key: &crate::store::ApiKey, active: i64) -> ApiErr
     }
 }
 
+/// The 429 of a nest the account's plan does not admit (DESIGN 4): the reason names the rule.
+fn over_plan(refused: crate::fairness::Refused) -> ApiError {
+    ApiError {
+        retry_after_s: Some(refused.retry_after_s),
+        ..ApiError::new(StatusCode::TOO_MANY_REQUESTS, refused.reason)
+    }
+}
+
+/// The 429 of a refused admission, whichever limit refused it.
+fn refusal(state: &AppState, key: &crate::store::ApiKey, admission: Admission) -> Option<ApiError> {
+    match admission {
+        Admission::Accepted => None,
+        Admission::AtLimit { active } => Some(at_limit(state, key, active)),
+        Admission::OverPlan(refused) => Some(over_plan(refused)),
+    }
+}
+
 /// Queues a validated submission of `kind` (the stored request is `request` as JSON) if its
-/// key is under its limit of queued and running nests (one transaction), else the 429 that
-/// says so; a webhook whose host is an address the guard refuses is a 400. Returns the
-/// RequestId. `start_now` false holds the job for a delayed start.
+/// key is under its limit of queued and running nests and its plan admits a nest that may run
+/// `max_run_time_s` (one transaction), else the 429 that says which limit; a webhook whose
+/// host is an address the guard refuses is a 400. Returns the RequestId. `start_now` false
+/// holds the job for a delayed start.
 pub(super) async fn queue_job(
     state: &AppState,
     key: &crate::store::ApiKey,
@@ -61,6 +79,7 @@ pub(super) async fn queue_job(
     request: &impl serde::Serialize,
     webhook: Option<&url::Url>,
     start_now: bool,
+    max_run_time_s: f64,
 ) -> Result<String, ApiError> {
     if let Some(url) = webhook {
         state
@@ -77,14 +96,14 @@ pub(super) async fn queue_job(
         request: &request,
         webhook_uri: webhook.as_deref(),
         held: !start_now,
+        reserved_ms: (max_run_time_s * 1000.0).ceil() as i64,
     };
-    match state
+    let admission = state
         .store
         .enqueue_admitted(&job, state.admission_limit(key), now_ms())
-        .await?
-    {
-        Admission::Accepted => {}
-        Admission::AtLimit { active } => return Err(at_limit(state, key, active)),
+        .await?;
+    if let Some(refused) = refusal(state, key, admission) {
+        return Err(refused);
     }
     if start_now {
         state.wake.jobs.notify_one();
@@ -180,6 +199,7 @@ async fn submit(
         &req,
         submission.webhook.as_ref(),
         submission.start_now,
+        submission.converted.problem.settings.max_run_time_s,
     )
     .await
     .map_err(shape)?;
@@ -449,18 +469,20 @@ pub async fn delayed_start(
     };
     match state
         .store
-        .release_held(&id, &owner.id, state.admission_limit(&owner))
+        .release_held(&id, &owner.id, state.admission_limit(&owner), now_ms())
         .await
         .map_err(|e| shape(e.into()))?
     {
-        Some(Admission::Accepted) => {
-            state.wake.jobs.notify_one();
-            Ok(Json(wire::ContinueAck {
-                success: true,
-                error_reason: None,
-            }))
-        }
-        Some(Admission::AtLimit { active }) => Err(shape(at_limit(&state, &owner, active))),
+        Some(admission) => match refusal(&state, &owner, admission) {
+            Some(refused) => Err(shape(refused)),
+            None => {
+                state.wake.jobs.notify_one();
+                Ok(Json(wire::ContinueAck {
+                    success: true,
+                    error_reason: None,
+                }))
+            }
+        },
         None => Err(shape(ApiError::new(
             StatusCode::CONFLICT,
             format!(

@@ -36,9 +36,17 @@ pub async fn submit_1d(
         wire::parse_json(&body).map_err(|e| shape(ApiError::fields(vec![e])))?;
     let submission =
         cut1d::to_submission_1d(&req).map_err(|errors| shape(ApiError::fields(errors)))?;
-    let id = queue_job(&state, &key, KIND_1D, &req, Some(&submission.webhook), true)
-        .await
-        .map_err(shape)?;
+    let id = queue_job(
+        &state,
+        &key,
+        KIND_1D,
+        &req,
+        Some(&submission.webhook),
+        true,
+        submission.problem.max_time_s,
+    )
+    .await
+    .map_err(shape)?;
     Ok(Json(cut1d::ApiNesting1DResult {
         base: wire::ApiNestingResult {
             request_id: id,

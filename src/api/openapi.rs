@@ -15,12 +15,12 @@ use utoipa::{Modify, OpenApi};
         nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
         exports::render, exports::export,
-        account::validate, account::valid_until, account::status,
+        account::validate, account::valid_until, account::status, account::fairness,
         keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type, keys::set_weight,
         keys::origins, keys::add_origin, keys::remove_origin,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::KeyWeightBody, wire::OriginBody, wire::OriginList, wire::SubscriptionStatus)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::KeyWeightBody, wire::OriginBody, wire::OriginList, wire::SubscriptionStatus, wire::FairnessUsageResponse)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;

@@ -22,6 +22,8 @@ pub struct ServeArgs {
     pub body_limit_mib: usize,
     /// Jobs a key may have waiting beyond its Parallelism.
     pub max_queued_per_key: i64,
+    /// Requests per minute per key (0: unlimited).
+    pub key_requests_per_minute: u32,
     /// Webhook retry delays in seconds, comma-separated (None: the design's schedule).
     pub webhook_retry_delays: Option<String>,
     /// Jobs held at once (0: one per core).
@@ -91,6 +93,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
         eval,
         guard: Arc::new(guard),
         max_queued_per_key: a.max_queued_per_key,
+        rate_limit: Arc::new(api::KeyRateLimit::new(a.key_requests_per_minute)),
     };
     let app = api::router(state, a.body_limit_mib * 1024 * 1024);
     let listener = tokio::net::TcpListener::bind(&a.listen)

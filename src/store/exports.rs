@@ -41,7 +41,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
-        insert_job(&mut *tx, job, now_ms).await?;
+        insert_job(&mut *tx, job, false, now_ms).await?;
         sqlx::query(
             "INSERT INTO exports (result_id, response_type, job_id, created_at) VALUES (?, ?, ?, ?)",
         )

@@ -3,7 +3,9 @@
 //! lease was taken over cannot write a result. Completion, its result row and its webhook
 //! outbox rows commit together.
 
+use super::fairness::gate;
 use super::{Delivery, ResultRecord, Store, StoreError};
+use crate::fairness::Refused;
 use sqlx::Row;
 
 /// A job's lifecycle state (the spec's four, plus Held for delayed start).
@@ -46,16 +48,21 @@ pub struct NewJob<'a> {
     pub webhook_uri: Option<&'a str>,
     /// Held until a delayed start instead of Queued.
     pub held: bool,
+    /// The nesting time it may use (its MaxRunTimeSeconds, in ms; 0 for exports): what it
+    /// holds of its account's plan while queued or running (DESIGN 4, ReservedMinutes).
+    pub reserved_ms: i64,
 }
 
 /// Whether a key may start another nest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Admission {
     Accepted,
     /// The key already has `active` jobs queued or running, its Parallelism.
     AtLimit {
         active: i64,
     },
+    /// The account's plan refuses it (fairness: floor, burst pool, no overage).
+    OverPlan(Refused),
 }
 
 /// A job a worker holds: the attempt number is its fencing token.
@@ -114,8 +121,9 @@ pub enum Outcome<'a> {
 pub const FAIR_SHARE_WINDOW_MS: i64 = 3600 * 1000;
 
 impl Store {
+    /// Enqueues a job without admission (exports: they do not draw on the plan).
     pub async fn enqueue(&self, job: &NewJob<'_>, now_ms: i64) -> Result<(), StoreError> {
-        insert_job(&self.pool, job, now_ms).await
+        insert_job(&self.pool, job, false, now_ms).await
     }
 
     /// Enqueues a job if its key has fewer than `limit` jobs queued or running (its
@@ -129,47 +137,68 @@ impl Store {
         now_ms: i64,
     ) -> Result<Admission, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut overage = false;
         if !job.held {
             let active = active_jobs(&mut tx, job.api_key_id).await?;
             if active >= limit {
                 tx.rollback().await?;
                 return Ok(Admission::AtLimit { active });
             }
+            match gate(&mut tx, job.api_key_id, job.reserved_ms, now_ms).await? {
+                Ok(admitted) => overage = admitted.is_overage(),
+                Err(refused) => {
+                    tx.rollback().await?;
+                    return Ok(Admission::OverPlan(refused));
+                }
+            }
         }
-        insert_job(&mut *tx, job, now_ms).await?;
+        insert_job(&mut *tx, job, overage, now_ms).await?;
         tx.commit().await?;
         Ok(Admission::Accepted)
     }
 
     /// Releases a held job of `api_key_id` to the queue, subject to the key's `limit` of jobs
-    /// queued or running. None when the key has no such held job.
+    /// queued or running and to its plan (a held job reserves nothing until it is released).
+    /// None when the key has no such held job.
     pub async fn release_held(
         &self,
         id: &str,
         api_key_id: &str,
         limit: i64,
+        now_ms: i64,
     ) -> Result<Option<Admission>, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let held =
-            sqlx::query("SELECT 1 FROM jobs WHERE id = ? AND api_key_id = ? AND state = 'Held'")
-                .bind(id)
-                .bind(api_key_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .is_some();
-        if !held {
+        let reserved_ms: Option<i64> = sqlx::query(
+            "SELECT reserved_ms FROM jobs WHERE id = ? AND api_key_id = ? AND state = 'Held'",
+        )
+        .bind(id)
+        .bind(api_key_id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.get("reserved_ms"));
+        let Some(reserved_ms) = reserved_ms else {
             tx.rollback().await?;
             return Ok(None);
-        }
+        };
         let active = active_jobs(&mut tx, api_key_id).await?;
         if active >= limit {
             tx.rollback().await?;
             return Ok(Some(Admission::AtLimit { active }));
         }
-        sqlx::query("UPDATE jobs SET state = 'Queued' WHERE id = ? AND state = 'Held'")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        let overage = match gate(&mut tx, api_key_id, reserved_ms, now_ms).await? {
+            Ok(admitted) => admitted.is_overage(),
+            Err(refused) => {
+                tx.rollback().await?;
+                return Ok(Some(Admission::OverPlan(refused)));
+            }
+        };
+        sqlx::query(
+            "UPDATE jobs SET state = 'Queued', overage = ? WHERE id = ? AND state = 'Held'",
+        )
+        .bind(overage)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(Some(Admission::Accepted))
     }
@@ -464,9 +493,10 @@ fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
 pub(super) async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
     ex: E,
     job: &NewJob<'_>,
+    overage: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at, reserved_ms, overage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(job.id)
         .bind(job.api_key_id)
         .bind(job.kind)
@@ -474,6 +504,8 @@ pub(super) async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
         .bind(job.request)
         .bind(job.webhook_uri)
         .bind(now_ms)
+        .bind(job.reserved_ms.max(0))
+        .bind(overage)
         .execute(ex)
         .await?;
     Ok(())

@@ -7,6 +7,7 @@
 //! results), `keys` (accounts and hashed API keys).
 
 mod exports;
+mod fairness;
 mod jobs;
 mod keys;
 mod outbox;
@@ -78,6 +79,11 @@ fn migrator() -> Migrator {
             6,
             "plans",
             include_str!("../../migrations/sqlite/0006_plans.sql"),
+        ),
+        m(
+            7,
+            "fairness bookkeeping",
+            include_str!("../../migrations/sqlite/0007_fairness.sql"),
         ),
     ])
 }

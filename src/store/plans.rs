@@ -62,7 +62,7 @@ pub struct PeriodUsage {
     pub jobs: i64,
 }
 
-fn plan_of(r: &sqlx::sqlite::SqliteRow) -> AccountPlan {
+pub(super) fn plan_of(r: &sqlx::sqlite::SqliteRow) -> AccountPlan {
     let flag = |name: &str| r.get::<i64, _>(name) != 0;
     AccountPlan {
         account_id: r.get("id"),

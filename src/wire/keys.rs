@@ -137,3 +137,46 @@ pub struct NestingAccountBalance {
     #[serde(rename = "HasActiveSubscription")]
     pub has_active_subscription: bool,
 }
+
+/// GET /usage/fairness: the account's plan figures and one row per active key, from the same
+/// bookkeeping admission decides by.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct FairnessUsageResponse {
+    /// Whether the admission gate is active (when false the rows are informational only).
+    #[serde(rename = "FairnessEnabled")]
+    pub fairness_enabled: bool,
+    /// Whether nests past a key's floor and the burst pool run as overage instead of 429.
+    #[serde(rename = "OverageEnabled")]
+    pub overage_enabled: bool,
+    #[serde(rename = "IncludedMinutes")]
+    pub included_minutes: f64,
+    /// The shared burst pool: 20 % of IncludedMinutes.
+    #[serde(rename = "SharedBurstMinutes")]
+    pub shared_burst_minutes: f64,
+    #[serde(rename = "Keys")]
+    pub keys: Vec<FairnessKeyUsage>,
+}
+
+/// One active key's row of /usage/fairness (minutes of the current period).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct FairnessKeyUsage {
+    #[serde(rename = "ApiKeyId")]
+    pub api_key_id: String,
+    #[serde(rename = "Weight")]
+    pub weight: f64,
+    /// Nesting time of the key's finished nests this period (overage included).
+    #[serde(rename = "ConsumedMinutes")]
+    pub consumed_minutes: f64,
+    /// MaxRunTimeSeconds of its queued and running nests.
+    #[serde(rename = "ReservedMinutes")]
+    pub reserved_minutes: f64,
+    /// The part of ConsumedMinutes used by nests admitted as overage.
+    #[serde(rename = "OverageMinutes")]
+    pub overage_minutes: f64,
+    /// Its weight's share of IncludedMinutes less SharedBurstMinutes.
+    #[serde(rename = "EffectiveFloorMinutes")]
+    pub effective_floor_minutes: f64,
+    /// `Under`, `Right` or `Over`: its pace against its floor.
+    #[serde(rename = "Sizing")]
+    pub sizing: String,
+}
