@@ -285,6 +285,24 @@ enum BenchCmd {
         #[arg(long)]
         cpu_only: bool,
     },
+    /// Fair sharing through a real `kerf serve`: key A floods the queue with short nests,
+    /// then key B submits a few (all at once, or one per nest run time); each key's wait from
+    /// submission to Running.
+    Fairness {
+        #[arg(long, default_value_t = 200)]
+        a_nests: usize,
+        #[arg(long, default_value_t = 10)]
+        b_nests: usize,
+        /// Job slots of the server; each key's Parallelism too.
+        #[arg(long, default_value_t = 2)]
+        slots: usize,
+        /// MaxRunTimeSeconds of every nest.
+        #[arg(long, default_value_t = 1.0)]
+        nest_seconds: f64,
+        /// burst, trickle or both.
+        #[arg(long, default_value = "both")]
+        arrival: String,
+    },
 }
 
 fn main() {
@@ -492,7 +510,74 @@ fn run(cli: Cli) -> Result<()> {
                     cpu_only,
                 },
         } => bench_kernels(budget, max_sheet, cpu_only),
+        Cmd::Bench {
+            which:
+                BenchCmd::Fairness {
+                    a_nests,
+                    b_nests,
+                    slots,
+                    nest_seconds,
+                    arrival,
+                },
+        } => bench_fairness(a_nests, b_nests, slots, nest_seconds, &arrival),
     }
+}
+
+fn bench_fairness(
+    a_nests: usize,
+    b_nests: usize,
+    slots: usize,
+    nest_seconds: f64,
+    arrival: &str,
+) -> Result<()> {
+    use kerf::bench::fairness::{self, Arrival};
+    let arrivals = match arrival {
+        "burst" => vec![Arrival::Burst],
+        "trickle" => vec![Arrival::Trickle],
+        "both" => vec![Arrival::Burst, Arrival::Trickle],
+        other => anyhow::bail!("--arrival: '{other}' is not burst, trickle or both"),
+    };
+    println!(
+        "fair sharing: key A queues {a_nests} nests, then key B submits {b_nests}; {slots} job slots, nests of {nest_seconds} s, weights 1 and 1"
+    );
+    println!(
+        "{:<8} {:<4} {:>6} {:>6} {:>12} {:>14} {:>11} {:>11} {:>13} {:>16}",
+        "B comes",
+        "key",
+        "weight",
+        "nests",
+        "first wait s",
+        "median wait s",
+        "p90 wait s",
+        "max wait s",
+        "median run s",
+        "median wait/run"
+    );
+    for arrival in arrivals {
+        let rows = fairness::run(&fairness::Options {
+            a_nests,
+            b_nests,
+            slots,
+            nest_seconds,
+            arrival,
+        })?;
+        for r in rows {
+            println!(
+                "{:<8} {:<4} {:>6.1} {:>6} {:>12.2} {:>14.2} {:>11.2} {:>11.2} {:>13.2} {:>16.2}",
+                arrival.name(),
+                r.key,
+                r.weight,
+                r.nests,
+                r.first_wait,
+                r.median_wait,
+                r.p90_wait,
+                r.max_wait,
+                r.median_run,
+                r.median_wait / r.median_run
+            );
+        }
+    }
+    Ok(())
 }
 
 fn bench_exports(

@@ -680,6 +680,23 @@ async fn status_reports_the_plan_and_the_allowance_falls_by_each_nests_time() {
     );
     let listed = kerf(&server, &["accounts", "list"]);
     assert!(listed.contains("other"), "{listed}");
+
+    // the account's recent jobs (the dashboard's list): Admin only, its own account's only
+    let jobs = get(&server, &admin, "/admin/jobs?Limit=10").await;
+    assert_eq!(jobs.status, 200, "{}", jobs.text);
+    let listed = jobs.body["Jobs"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{}", jobs.text);
+    assert_eq!(listed[0]["RequestId"], id.as_str());
+    assert_eq!(listed[0]["Kind"], "2D nest");
+    assert_eq!(listed[0]["Status"], "Completed");
+    assert_eq!(listed[0]["HasRender"], true);
+    assert!(listed[0]["StartedAt"].is_string() && listed[0]["CompletedAt"].is_string());
+    assert_eq!(get(&server, &usage, "/admin/jobs").await.status, 403);
+    let bad = get(&server, &admin, "/admin/jobs?Limit=0").await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    assert!(bad.text.contains("Limit"), "{}", bad.text);
+    let theirs = get(&server, &other, "/admin/jobs").await;
+    assert_eq!(theirs.body["Jobs"], json!([]), "{}", theirs.text);
 }
 
 /// The fairness row of key `id` in a /usage/fairness answer.

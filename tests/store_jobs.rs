@@ -847,25 +847,38 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
                 .id
         }
     };
-    // A queues five nests, then B one
+    let finish = |id: &'static str, at: i64| {
+        let store = &store;
+        async move {
+            let done = store
+                .finish(id, 1, Outcome::Delivered, &[], at)
+                .await
+                .unwrap();
+            assert!(done);
+        }
+    };
+    // A queues five nests and runs two
     for (i, id) in ["a1", "a2", "a3", "a4", "a5"].into_iter().enumerate() {
         nest(id, &a.id, 10 + i as i64).await;
     }
-    nest("b1", &b.id, 20).await;
-    // the oldest while no key runs anything; then B's, whose key runs nothing, before A's
-    // second; then A's again, oldest first
     assert_eq!(claim(30).await, "a1");
-    assert_eq!(claim(31).await, "b1");
-    assert_eq!(claim(32).await, "a2");
-    // weighted: with weight 4, A may run four for each of B's before B comes first
+    assert_eq!(claim(31).await, "a2");
+    finish("a1", 1030).await;
+    // then B queues two: B has used no time, A 1000 ms plus a2's so far: B's go first,
+    // though A's are older
+    nest("b1", &b.id, 1040).await;
+    nest("b2", &b.id, 1041).await;
+    assert_eq!(claim(1050).await, "b1");
+    assert_eq!(claim(1051).await, "b2");
+    assert_eq!(claim(1052).await, "a3", "then A's, oldest first");
+    finish("b1", 1500).await;
+    finish("b2", 1500).await;
+    nest("b3", &b.id, 1510).await;
+    // by time: A has used 1000 + 1569 + 548 = 3117 ms, B 450 + 449 = 899 ms
     store.set_key_weight(&a.id, 4.0).await.unwrap();
-    nest("b2", &b.id, 40).await;
-    // running: A 2 of weight 4 (0.5) against B 1 of weight 1 (1): A's
-    assert_eq!(claim(50).await, "a3");
-    // A 3/4 = 0.75 against B 1: A's again
-    assert_eq!(claim(51).await, "a4");
-    // A 4/4 = 1 against B 1: a tie, and neither used time yet: the older, A's
-    assert_eq!(claim(52).await, "a5");
-    // A 5/4 against B 1: B's
-    assert_eq!(claim(53).await, "b2");
+    // weighted: A's 3117 / 4 = 779 against B's 899 / 1: A's next, though it used more
+    assert_eq!(claim(1600).await, "a4");
+    // A 1000 + 1570 + 549 + 1 = 3120 / 4 = 780, still under B's 899
+    assert_eq!(claim(1601).await, "a5");
+    assert_eq!(claim(1602).await, "b3");
 }

@@ -1,13 +1,14 @@
 //! The caller's key and account: GET /v1/auth/validate, GET /v1/apiKey/validUntil,
-//! GET /v1/status and GET /usage/fairness.
+//! GET /v1/status, GET /usage/fairness, and the account's recent jobs (GET /admin/jobs).
 
 use super::auth::Caller;
 use super::error::ApiError;
 use super::keys::Admin;
 use super::AppState;
-use crate::store::now_ms;
+use crate::store::{now_ms, JobState};
 use crate::wire;
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::Json;
 
 /// Confirms the key is active and says whose it is.
@@ -107,6 +108,56 @@ pub async fn fairness(
                 overage_minutes: minutes(k.overage_ms),
                 effective_floor_minutes: book.floor_minutes(k),
                 sizing: book.sizing(k).as_str().into(),
+            })
+            .collect(),
+    }))
+}
+
+/// The latest jobs of the account, newest first (kerf's own, for the dashboard; Admin only).
+#[utoipa::path(get, path = "/admin/jobs", tag = "account", params(wire::JobListQuery),
+    responses(
+        (status = 200, description = "the account's latest jobs", body = wire::JobList),
+        (status = 400, description = "Limit out of range", body = wire::ErrorBody),
+        (status = 403, description = "a Usage key", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn recent_jobs(
+    State(state): State<AppState>,
+    Admin(key): Admin,
+    query: Result<Query<wire::JobListQuery>, QueryRejection>,
+) -> Result<Json<wire::JobList>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::field(
+            "Limit",
+            format!("must be from 1 to 500 (got {limit})"),
+        ));
+    }
+    let jobs = state.store.recent_jobs(key.account_id, limit).await?;
+    Ok(Json(wire::JobList {
+        jobs: jobs
+            .into_iter()
+            .map(|j| {
+                let nest2d = j.kind.starts_with(crate::jobs::run2d::KIND_PREFIX);
+                wire::JobListEntry {
+                    kind: if nest2d {
+                        "2D nest"
+                    } else if j.kind == crate::jobs::KIND_1D {
+                        "1D cut plan"
+                    } else {
+                        "Export"
+                    }
+                    .into(),
+                    has_render: nest2d && j.state == JobState::Completed && j.has_result,
+                    request_id: j.id,
+                    api_key_id: j.api_key_id,
+                    status: j.state.as_str().into(),
+                    created_at: wire::utc(j.created_at),
+                    started_at: j.started_at.map(wire::utc),
+                    completed_at: j.completed_at.map(wire::utc),
+                    error: j.error,
+                }
             })
             .collect(),
     }))

@@ -5,6 +5,7 @@
 mod account;
 mod auth;
 mod cors;
+mod dashboard;
 mod error;
 mod exports;
 mod health;
@@ -112,6 +113,11 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
                 .post(keys::add_origin)
                 .delete(keys::remove_origin),
         )
+        .route("/admin/jobs", get(account::recent_jobs))
+        .route("/dashboard", get(dashboard::index))
+        .route("/dashboard/", get(dashboard::index))
+        .route("/dashboard/dashboard.css", get(dashboard::style))
+        .route("/dashboard/dashboard.js", get(dashboard::script))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json));

@@ -15,7 +15,7 @@ use utoipa::{Modify, OpenApi};
         nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
         exports::render, exports::export,
-        account::validate, account::valid_until, account::status, account::fairness,
+        account::validate, account::valid_until, account::status, account::fairness, account::recent_jobs,
         keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type, keys::set_weight,
         keys::origins, keys::add_origin, keys::remove_origin,
         health::healthz, health::readyz,

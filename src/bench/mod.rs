@@ -4,5 +4,6 @@ pub mod bpp;
 pub mod bpp_gen;
 pub mod esicup;
 pub mod exports;
+pub mod fairness;
 pub mod kernels;
 pub mod sheets;

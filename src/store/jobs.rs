@@ -89,6 +89,44 @@ pub struct JobStatus {
     pub api_key_id: String,
 }
 
+/// A job's summary: whose, what, where it is, and when it was queued, started and ended
+/// (Unix ms). For listings (the dashboard's recent jobs) and for measuring waits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSummary {
+    pub id: String,
+    pub api_key_id: String,
+    /// What runs it (`nest2d:...`, `nest1d`, `export`).
+    pub kind: String,
+    pub state: JobState,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub error: Option<String>,
+    /// Whether a result is stored (a Completed nest's).
+    pub has_result: bool,
+}
+
+/// The columns `job_summary` reads.
+macro_rules! summary_columns {
+    () => {
+        "j.id, j.api_key_id, j.kind, j.state, j.created_at, j.started_at, j.completed_at, j.error, j.result_id"
+    };
+}
+
+fn job_summary(r: &sqlx::sqlite::SqliteRow) -> JobSummary {
+    JobSummary {
+        id: r.get("id"),
+        api_key_id: r.get("api_key_id"),
+        kind: r.get("kind"),
+        state: JobState::parse(r.get("state")),
+        created_at: r.get("created_at"),
+        started_at: r.get("started_at"),
+        completed_at: r.get("completed_at"),
+        error: r.get("error"),
+        has_result: r.get::<Option<String>, _>("result_id").is_some(),
+    }
+}
+
 /// Which jobs a claimer takes: nests (2D and 1D, under each key's Parallelism) or exports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lane {
@@ -203,15 +241,17 @@ impl Store {
         Ok(Some(Admission::Accepted))
     }
 
-    /// Claims the oldest queued job of `lane` in one statement: Running, attempt + 1, leased to
-    /// `owner`. In the nests' lane, a job whose key already runs its Parallelism of nests is
-    /// passed over (this matters when several nodes claim at once; admission already caps
-    /// queued plus running), and the job picked is fair among keys (DESIGN 4): first the key
-    /// with the fewest running nests for its weight, then the one whose nests used the least
-    /// time in the last `FAIR_SHARE_WINDOW_MS` for its weight, then the oldest job. So a key
-    /// that queues hundreds of nests does not hold back another key's one: that one runs as
-    /// soon as a slot frees. Exports have a lane of their own and no Parallelism: an export of
-    /// a finished result never waits behind the key's running nests.
+    /// Claims a queued job of `lane` in one statement: Running, attempt + 1, leased to `owner`.
+    /// In the nests' lane, a job whose key already runs its Parallelism of nests is passed over
+    /// (this matters when several nodes claim at once; admission already caps queued plus
+    /// running), and the job picked is the weighted fair share's (DESIGN 4): first the key
+    /// whose nests used the least nesting time for its weight in the last
+    /// `FAIR_SHARE_WINDOW_MS` (finished nests, and the time so far of running ones), then the
+    /// key with the fewest running nests for its weight, then the oldest job. So a key that
+    /// queued hundreds of nests does not hold back another key's few: those run as soon as
+    /// slots free, up to that key's Parallelism, until its share of the time catches up.
+    /// Exports have a lane of their own and no Parallelism: an export of a finished result
+    /// never waits behind the key's running nests.
     pub async fn claim(
         &self,
         lane: Lane,
@@ -222,18 +262,19 @@ impl Store {
         // two whole statements (sqlx takes only static SQL); they differ in the job picked
         let sql = match lane {
             Lane::Nests => {
-                "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, \
-                 started_at = COALESCE(started_at, ?) \
+                "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?1, lease_expires_at = ?2, \
+                 started_at = COALESCE(started_at, ?3) \
                  WHERE id = (SELECT j.id FROM jobs j LEFT JOIN api_keys k ON k.id = j.api_key_id \
                      WHERE j.state = 'Queued' AND j.kind <> 'export' AND (k.id IS NULL OR k.parallelism > \
                          (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
                           AND r.state = 'Running' AND r.kind <> 'export')) \
                      ORDER BY \
+                         (SELECT COALESCE(SUM(COALESCE(d.completed_at, ?3) - d.started_at), 0) FROM jobs d \
+                          WHERE d.api_key_id = j.api_key_id AND d.kind <> 'export' AND d.started_at IS NOT NULL \
+                          AND (d.state = 'Running' OR (d.state IN ('Completed', 'Failed') AND d.completed_at >= ?4))) \
+                          / COALESCE(k.weight, 1.0), \
                          (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
                           AND r.state = 'Running' AND r.kind <> 'export') / COALESCE(k.weight, 1.0), \
-                         (SELECT COALESCE(SUM(d.completed_at - d.started_at), 0) FROM jobs d \
-                          WHERE d.api_key_id = j.api_key_id AND d.kind <> 'export' \
-                          AND d.completed_at >= ?) / COALESCE(k.weight, 1.0), \
                          j.created_at, j.id LIMIT 1) \
                  AND state = 'Queued' \
                  RETURNING id, attempt, kind, request, webhook_uri"
@@ -262,6 +303,42 @@ impl Store {
             request: r.get("request"),
             webhook_uri: r.get("webhook_uri"),
         }))
+    }
+
+    /// Every job of key `api_key_id`, oldest first.
+    pub async fn key_jobs(&self, api_key_id: &str) -> Result<Vec<JobSummary>, StoreError> {
+        Ok(sqlx::query(concat!(
+            "SELECT ",
+            summary_columns!(),
+            " FROM jobs j WHERE j.api_key_id = ? ORDER BY j.created_at, j.id"
+        ))
+        .bind(api_key_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(job_summary)
+        .collect())
+    }
+
+    /// The latest `limit` jobs of account `account_id`'s keys, newest first.
+    pub async fn recent_jobs(
+        &self,
+        account_id: i64,
+        limit: i64,
+    ) -> Result<Vec<JobSummary>, StoreError> {
+        Ok(sqlx::query(concat!(
+            "SELECT ",
+            summary_columns!(),
+            " FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE k.account_id = ? \
+              ORDER BY j.created_at DESC, j.id DESC LIMIT ?"
+        ))
+        .bind(account_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(job_summary)
+        .collect())
     }
 
     /// Extends the lease of a running job. False when this attempt no longer holds it.

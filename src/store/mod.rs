@@ -14,7 +14,7 @@ mod outbox;
 mod plans;
 mod results;
 
-pub use jobs::{Admission, Claimed, JobState, JobStatus, Lane, Lost, NewJob, Outcome};
+pub use jobs::{Admission, Claimed, JobState, JobStatus, JobSummary, Lane, Lost, NewJob, Outcome};
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
 pub use plans::{AccountPlan, PeriodUsage, PlanChange, PERIOD_MS};

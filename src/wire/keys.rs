@@ -180,3 +180,46 @@ pub struct FairnessKeyUsage {
     #[serde(rename = "Sizing")]
     pub sizing: String,
 }
+
+/// GET /admin/jobs (kerf's own, for the dashboard): the account's latest jobs, newest first.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct JobList {
+    #[serde(rename = "Jobs")]
+    pub jobs: Vec<JobListEntry>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct JobListEntry {
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    /// The key that submitted it.
+    #[serde(rename = "ApiKeyId")]
+    pub api_key_id: String,
+    /// `2D nest`, `1D cut plan` or `Export`.
+    #[serde(rename = "Kind")]
+    pub kind: String,
+    /// Held, Queued, Running, Completed or Failed.
+    #[serde(rename = "Status")]
+    pub status: String,
+    #[serde(rename = "CreatedAt")]
+    pub created_at: String,
+    #[serde(rename = "StartedAt")]
+    pub started_at: Option<String>,
+    #[serde(rename = "CompletedAt")]
+    pub completed_at: Option<String>,
+    #[serde(rename = "Error")]
+    pub error: Option<String>,
+    /// Whether GET /v1/nesting/render has a picture of it (a Completed 2D nest).
+    #[serde(rename = "HasRender")]
+    pub has_render: bool,
+}
+
+/// Query of GET /admin/jobs.
+#[derive(Clone, Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(default)]
+pub struct JobListQuery {
+    /// How many (1 to 500; 50 unless given).
+    #[serde(rename = "Limit")]
+    #[param(rename = "Limit")]
+    pub limit: Option<i64>,
+}
