@@ -15,6 +15,10 @@ pub const SHARED_BURST_FRACTION: f64 = 0.2;
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyShare {
     pub api_key_id: String,
+    /// Active keys have a floor and a row in /usage/fairness. A revoked or expired key keeps
+    /// what it used and reserved this period in the book, with no floor: it all draws on the
+    /// burst pool, so revoking a key and making another cannot reset the plan's minutes.
+    pub active: bool,
     pub weight: f64,
     /// Nesting time of the key's finished nests (Completed or Failed) in the period.
     pub consumed_ms: i64,
@@ -28,7 +32,7 @@ pub struct KeyShare {
 
 impl KeyShare {
     /// Minutes that count against the floor and the burst pool: everything but overage.
-    fn counted_minutes(&self) -> f64 {
+    pub fn counted_minutes(&self) -> f64 {
         ((self.consumed_ms - self.overage_ms) + (self.reserved_ms - self.reserved_overage_ms))
             as f64
             / 60_000.0
@@ -44,7 +48,8 @@ pub struct FairnessBook {
     /// The current period: [start, end), Unix ms.
     pub period: (i64, i64),
     pub now_ms: i64,
-    /// One per active key of the account.
+    /// One per active key of the account, and one per inactive key that used or reserved
+    /// minutes this period.
     pub keys: Vec<KeyShare>,
 }
 
@@ -106,13 +111,23 @@ impl FairnessBook {
     }
 
     fn total_weight(&self) -> f64 {
-        self.keys.iter().map(|k| k.weight).sum()
+        self.keys
+            .iter()
+            .filter(|k| k.active)
+            .map(|k| k.weight)
+            .sum()
     }
 
-    /// A key's floor: its weight's share of the included minutes less the burst pool.
+    /// The active keys: the rows of /usage/fairness.
+    pub fn active_keys(&self) -> impl Iterator<Item = &KeyShare> {
+        self.keys.iter().filter(|k| k.active)
+    }
+
+    /// A key's floor: an active key's weight's share of the included minutes less the burst
+    /// pool; none for an inactive key.
     pub fn floor_minutes(&self, key: &KeyShare) -> f64 {
         let total = self.total_weight();
-        if total <= 0.0 {
+        if total <= 0.0 || !key.active {
             return 0.0;
         }
         (self.included_minutes - self.shared_burst_minutes()) * key.weight / total
@@ -186,7 +201,27 @@ impl FairnessBook {
             return Ok(Admitted::Overage);
         }
         let left = (burst - others - (key.counted_minutes() - floor).max(0.0)).max(0.0);
-        let wait_ms = soonest_release_ms.unwrap_or(self.period.1) - self.now_ms;
+        // would the nest pass once every reservation ended (their nests used nothing more)?
+        // if not, nothing short of the next period's allowance helps
+        let released = FairnessBook {
+            keys: self
+                .keys
+                .iter()
+                .map(|k| KeyShare {
+                    reserved_ms: 0,
+                    reserved_overage_ms: 0,
+                    ..k.clone()
+                })
+                .collect(),
+            ..self.clone()
+        };
+        let can_pass_later =
+            soonest_release_ms.is_some() && released.admit(api_key_id, reserve_ms, None).is_ok();
+        let wait_ms = if can_pass_later {
+            soonest_release_ms.unwrap_or(self.period.1)
+        } else {
+            self.period.1
+        } - self.now_ms;
         Err(Refused {
             reason: format!(
                 "fairness: this nest reserves {reserve:.1} min (its MaxRunTimeSeconds), which takes this key past its floor of \
@@ -208,6 +243,7 @@ mod tests {
     fn share(id: &str, weight: f64, consumed_min: i64, reserved_min: i64) -> KeyShare {
         KeyShare {
             api_key_id: id.into(),
+            active: true,
             weight,
             consumed_ms: consumed_min * MIN,
             overage_ms: 0,
@@ -238,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_nest_within_the_floor_then_from_the_pool_then_refused_or_overage() {
-        let b = book(vec![share("a", 1.0, 15, 0), share("b", 3.0, 0, 0)], false);
+        let b = book(vec![share("a", 1.0, 5, 10), share("b", 3.0, 0, 0)], false);
         assert_eq!(b.admit("a", 5 * MIN, None), Ok(Admitted::Floor));
         assert_eq!(b.admit("a", 25 * MIN, None), Ok(Admitted::Burst));
         let refused = b.admit("a", 26 * MIN, Some(b.now_ms + 90_500)).unwrap_err();
@@ -248,7 +284,11 @@ mod tests {
             refused.reason
         );
         assert!(refused.reason.contains("overage"), "{}", refused.reason);
+        // once a's reserved 10 minutes end it would pass: retry then
         assert_eq!(refused.retry_after_s, 91);
+        // 41 minutes pass only in the next period, whatever ends before
+        let never = b.admit("a", 41 * MIN, Some(b.now_ms + 90_500)).unwrap_err();
+        assert_eq!(never.retry_after_s, (20 * 24 * 60 * MIN / 1000) as u64);
         let with_overage = book(b.keys.clone(), true);
         assert_eq!(
             with_overage.admit("a", 26 * MIN, None),
@@ -273,6 +313,24 @@ mod tests {
         a.overage_ms = 30 * MIN;
         let b = book(vec![a, share("b", 3.0, 0, 0)], false);
         assert_eq!(b.admit("a", 20 * MIN, None), Ok(Admitted::Floor));
+    }
+
+    #[test]
+    fn a_revoked_keys_minutes_stay_in_the_book_and_draw_on_the_pool() {
+        // a used its floor and the whole pool, was revoked, and c replaced it
+        let mut a = share("a", 1.0, 40, 0);
+        a.active = false;
+        let b = book(vec![a, share("b", 3.0, 0, 0), share("c", 1.0, 0, 0)], false);
+        assert_eq!(b.active_keys().count(), 2);
+        assert_eq!(b.floor_minutes(&b.keys[0]), 0.0);
+        assert_eq!(
+            b.floor_minutes(&b.keys[2]),
+            20.0,
+            "floors share the active weights"
+        );
+        assert_eq!(b.burst_drawn_minutes(), 40.0);
+        assert_eq!(b.admit("c", 20 * MIN, None), Ok(Admitted::Floor));
+        assert!(b.admit("c", 21 * MIN, None).is_err(), "the pool is gone");
     }
 
     #[test]

@@ -94,6 +94,10 @@ enum Cmd {
         /// that, 429 with Retry-After. 0: unlimited.
         #[arg(long, default_value_t = 3000)]
         key_requests_per_minute: u32,
+        /// The origin (scheme://host[:port]) users reach this server's own pages at, such as
+        /// the dashboard (repeatable): requests from it are not held to their key's origins.
+        #[arg(long)]
+        public_origin: Vec<String>,
         /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
         #[arg(long)]
         webhook_retry_delays: Option<String>,
@@ -375,6 +379,7 @@ fn run(cli: Cli) -> Result<()> {
             body_limit_mib,
             max_queued_per_key,
             key_requests_per_minute,
+            public_origin,
             webhook_retry_delays,
             workers,
             compute,
@@ -382,6 +387,7 @@ fn run(cli: Cli) -> Result<()> {
             compute,
             max_queued_per_key,
             key_requests_per_minute,
+            public_origin,
             listen,
             database,
             webhook_allow_cidr,

@@ -183,7 +183,10 @@ async fn the_dashboard_manages_keys_origins_and_shows_plan_and_jobs_in_a_real_br
     fill(&c, "#signin-key", &usage).await;
     click(&c, "#signin-submit").await;
     wait_text(&c, "#signin-error", "Usage key").await;
-    fill(&c, "#signin-key", "kerf_nope_nope").await;
+    fill(&c, "#signin-key", "kerf_nope").await;
+    click(&c, "#signin-submit").await;
+    wait_text(&c, "#signin-error", "not a kerf API key").await;
+    fill(&c, "#signin-key", "kerf_0123456789abcdef_00ff").await;
     click(&c, "#signin-submit").await;
     wait_text(&c, "#signin-error", "not valid").await;
 
@@ -257,6 +260,7 @@ async fn the_dashboard_manages_keys_origins_and_shows_plan_and_jobs_in_a_real_br
     // plan and fairness: the figures of /v1/status and /usage/fairness
     c.goto(&format!("{dashboard}#/plan")).await.unwrap();
     wait_text(&c, "#plan-stats", "Nesting minutes left").await;
+    wait_text(&c, "#plan-stats", "min drawn").await;
     wait_text(&c, "#fairness-table tbody", &usage_id).await;
     wait_text(&c, "#fairness-state", "Informational").await;
     screenshot(&c, &shots, "plan").await;

@@ -881,6 +881,63 @@ async fn fairness_admits_within_floor_and_pool_refuses_past_them_or_runs_overage
     receiver
         .wait_final(&id, std::time::Duration::from_secs(120))
         .await;
+
+    // revoking a key and making another does not give the plan's minutes back: the revoked
+    // key's minutes (all but overage) stay in the book with no floor, drawn from the pool
+    kerf(
+        &server,
+        &[
+            "accounts",
+            "set-plan",
+            "--account",
+            "1",
+            "--overage",
+            "false",
+        ],
+    );
+    let before = fairness_row(
+        &get(&server, &admin, "/usage/fairness").await.body,
+        &usage_id,
+    )["CountedMinutes"]
+        .as_f64()
+        .unwrap();
+    assert!(before > 0.0);
+    let revoked = call(
+        &server,
+        &admin,
+        reqwest::Method::DELETE,
+        &format!("/admin/keys/{usage_id}"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(revoked.status, 200, "{}", revoked.text);
+    let fresh = server.create_key("Usage", 2, None);
+    let book = get(&server, &admin, "/usage/fairness").await;
+    assert!(
+        book.body["Keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["ApiKeyId"] != usage_id.as_str()),
+        "rows are active keys: {}",
+        book.text
+    );
+    let drawn = book.body["SharedBurstDrawnMinutes"].as_f64().unwrap();
+    assert!((drawn - before).abs() < 1e-9, "{drawn} {before}");
+    // the new key's floor is 2.4 s; a 3 s nest needs 0.6 s of the pool, which the revoked
+    // key's minutes already hold unless they were under 0.6 s
+    let mid = dxf_request(
+        &[("part_1.dxf", 2)],
+        (600.0, 400.0),
+        Some(&hook),
+        3.0,
+        false,
+    );
+    let a = server.client(&fresh).post_json("/v1/nesting", &mid).await;
+    let pool_left = 0.02 - before;
+    let expected = if pool_left >= 0.6 / 60.0 { 200 } else { 429 };
+    assert_eq!(a.status, expected, "pool left {pool_left} min: {}", a.text);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -901,4 +958,51 @@ async fn a_key_past_its_request_rate_gets_429_with_retry_after() {
         200,
         "each key has its own"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_own_public_origin_is_not_held_to_a_keys_origin_list() {
+    let server = Server::start(
+        &temp_dir("public-origin"),
+        None,
+        &["--public-origin", "https://KERF.example:443"],
+    );
+    let admin = server.first_key.clone().unwrap();
+    let usage = server.create_key("Usage", 1, None);
+    let usage_id = usage.split('_').nth(1).unwrap().to_string();
+    let a = post(
+        &server,
+        &admin,
+        &format!("/apikeys/{usage_id}/origins"),
+        json!({"Origin": "https://a.example"}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(
+        validate(&server, &usage, Some("https://a.example")).await,
+        200
+    );
+    assert_eq!(
+        validate(&server, &usage, Some("https://kerf.example")).await,
+        200,
+        "the dashboard's origin, as the operator named it"
+    );
+    assert_eq!(
+        validate(&server, &usage, Some("http://kerf.example")).await,
+        403
+    );
+    assert_eq!(
+        validate(&server, &usage, Some("https://b.example")).await,
+        403
+    );
+    // the Host header is not trusted for it: an origin that matches Host is still refused
+    let c = server.client(&usage);
+    let host = server.base.trim_start_matches("http://").to_string();
+    let r = c
+        .send(
+            c.get("/v1/auth/validate")
+                .header("Origin", format!("http://{host}")),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.text);
 }

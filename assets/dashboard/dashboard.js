@@ -32,10 +32,13 @@ async function api(method, path, body) {
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
   if (!response.ok) {
+    const message = (data && (data.Error || data.ErrorReason || (data.Errors && data.Errors.join("; ")))) || text || response.statusText;
     if (response.status === 401 && method === "GET" && path !== "/v1/auth/validate") {
       signOut("Your key is no longer valid (revoked, expired or regenerated). Sign in again.");
+    } else if (response.status === 403 && method === "GET") {
+      // the key lost its Admin type, or may not be used from this page: nothing here works
+      signOut(message);
     }
-    const message = (data && (data.Error || data.ErrorReason || (data.Errors && data.Errors.join("; ")))) || text || response.statusText;
     throw new ApiError(response.status, message);
   }
   return data;
@@ -134,18 +137,26 @@ function signOut(message) {
 $("signin-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const key = $("signin-key").value.trim();
+  const error = $("signin-error");
+  // a key is kerf_<id>_<secret> in hex: anything else (a truncated paste, a stray character)
+  // would fail in the browser before it reached the server, with a misleading message
+  if (!/^kerf_[0-9a-f]+_[0-9a-f]+$/.test(key)) {
+    error.textContent = "This is not a kerf API key: a key looks like kerf_<key id>_<secret>, in letters a-f and digits. Paste it again in full.";
+    error.hidden = false;
+    return;
+  }
   const button = $("signin-submit");
   button.disabled = true;
-  $("signin-error").hidden = true;
+  error.hidden = true;
   try {
     await signIn(key);
     $("signin").hidden = true;
     $("app").hidden = false;
+    // setting the hash routes (hashchange); otherwise route now
     if (!location.hash) location.hash = "#/keys";
-    route();
+    else route();
   } catch (e) {
     adminKey = null;
-    const error = $("signin-error");
     error.textContent = e.status === 401 ? "This key is not valid: it is unknown, revoked, expired or was regenerated." : e.message;
     error.hidden = false;
   } finally {
@@ -184,7 +195,24 @@ function keyRow(k) {
   weight.addEventListener("change", () => act(() => api("PATCH", `/admin/keys/${k.ApiKeyId}/weight`, { Weight: Number(weight.value) }), "Weight of " + (k.ClientRef || k.ApiKeyId) + " set to " + weight.value + "."));
   const type = el("select", { "aria-label": "key type", disabled: !active }, el("option", {}, "Usage"), el("option", {}, "Admin"));
   type.value = k.KeyType;
-  type.addEventListener("change", () => act(() => api("PATCH", `/admin/keys/${k.ApiKeyId}/type`, { KeyType: type.value }), (k.ClientRef || k.ApiKeyId) + " is now a " + type.value + " key."));
+  type.addEventListener("change", async () => {
+    const own = k.ApiKeyId === adminKey.split("_")[1];
+    if (own && type.value === "Usage") {
+      if (!confirm("Make the key you are signed in with a Usage key? You will be signed out: the dashboard needs an Admin key.")) {
+        type.value = k.KeyType;
+        return;
+      }
+      try {
+        await api("PATCH", `/admin/keys/${k.ApiKeyId}/type`, { KeyType: "Usage" });
+        signOut("Your key is now a Usage key. Sign in with an Admin key to go on.");
+      } catch (e) {
+        fail(e);
+        await loadKeys().catch(fail);
+      }
+      return;
+    }
+    await act(() => api("PATCH", `/admin/keys/${k.ApiKeyId}/type`, { KeyType: type.value }), (k.ClientRef || k.ApiKeyId) + " is now a " + type.value + " key.");
+  });
   const actions = active
     ? el("span", { class: "row-actions" },
         el("button", { type: "button", class: "btn btn-small", "data-action": "regenerate", onclick: () => regenerate(k) }, "Regenerate"),
@@ -362,7 +390,9 @@ async function loadPlan() {
     stat("Nesting minutes left", number(left, 1), `of ${number(included, 0)} included this period`, included > 0 ? left / included : 0),
     stat("Credit", number(b.RemainingCredit, 2), b.PaidUntil ? "Paid until " + formatDate(b.PaidUntil) : "No payment date recorded"),
     stat("Subscription", subscription, trial),
-    stat("Shared burst pool", number(fairness.SharedBurstMinutes, 1) + " min", "20 % of the included minutes"));
+    stat("Shared burst pool", number(fairness.SharedBurstMinutes, 1) + " min",
+      number(fairness.SharedBurstDrawnMinutes, 2) + " min drawn · 20 % of the included minutes",
+      fairness.SharedBurstMinutes > 0 ? fairness.SharedBurstDrawnMinutes / fairness.SharedBurstMinutes : 0));
   const state = $("fairness-state");
   state.textContent = fairness.FairnessEnabled ? "Admission gate on" : "Informational";
   state.className = "badge " + (fairness.FairnessEnabled ? "badge-ok" : "badge-info");
@@ -371,7 +401,8 @@ async function loadPlan() {
     : "Fair sharing is not enabled on this plan: these figures are for information, nothing is refused by them. Workers still share job slots fairly by weight.";
   const body = $("fairness-table").querySelector("tbody");
   body.replaceChildren(...fairness.Keys.map((r) => {
-    const used = r.EffectiveFloorMinutes > 0 ? r.ConsumedMinutes / r.EffectiveFloorMinutes : 0;
+    // what admission counts against the floor: consumed and reserved, overage aside
+    const used = r.EffectiveFloorMinutes > 0 ? r.CountedMinutes / r.EffectiveFloorMinutes : 0;
     const sizing = { Under: "info", Right: "ok", Over: "warn" }[r.Sizing];
     return el("tr", {},
       el("td", {}, keyLabel(r.ApiKeyId), el("span", { class: "sub mono" }, r.ApiKeyId)),

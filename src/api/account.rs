@@ -97,15 +97,16 @@ pub async fn fairness(
         overage_enabled: book.overage_enabled,
         included_minutes: book.included_minutes,
         shared_burst_minutes: book.shared_burst_minutes(),
+        shared_burst_drawn_minutes: book.burst_drawn_minutes(),
         keys: book
-            .keys
-            .iter()
+            .active_keys()
             .map(|k| wire::FairnessKeyUsage {
                 api_key_id: k.api_key_id.clone(),
                 weight: k.weight,
                 consumed_minutes: minutes(k.consumed_ms),
                 reserved_minutes: minutes(k.reserved_ms),
                 overage_minutes: minutes(k.overage_ms),
+                counted_minutes: k.counted_minutes(),
                 effective_floor_minutes: book.floor_minutes(k),
                 sizing: book.sizing(k).as_str().into(),
             })

@@ -108,8 +108,9 @@ fn within_rate(state: &AppState, key: &ApiKey) -> Result<(), ApiError> {
 
 /// A request that carries an Origin header (a browser's) must come from one of its key's
 /// origins, when the key has any (403 otherwise); a key with no list is not limited, a
-/// request without the header (a server's) is not a browser's, and one from this server's
-/// own origin (its dashboard) is allowed.
+/// request without the header (a server's) is not a browser's, and one from an origin the
+/// operator named as this server's own (`--public-origin`, where its dashboard is) is
+/// allowed. The Host header is not trusted for that: DNS rebinding makes it match any origin.
 async fn allowed_origin(parts: &Parts, state: &AppState, key: &ApiKey) -> Result<(), ApiError> {
     let Some(origin) = parts.headers.get(header::ORIGIN) else {
         return Ok(());
@@ -119,18 +120,10 @@ async fn allowed_origin(parts: &Parts, state: &AppState, key: &ApiKey) -> Result
         return Ok(());
     }
     let text = origin.to_str().unwrap_or("");
-    let own_host = parts
-        .headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_ascii_lowercase);
     match super::keys::canonical_origin(text) {
         Ok(o) if allowed.contains(&o) => Ok(()),
-        // a page this server served (the dashboard): its origin is this server's own host,
-        // which no other site's page can claim (browsers set Origin, pages cannot)
-        Ok(o) if own_host.is_some_and(|h| o.split_once("://").is_some_and(|(_, a)| a == h)) => {
-            Ok(())
-        }
+        // the server's own pages (the dashboard), as the operator named them
+        Ok(o) if state.public_origins.contains(&o) => Ok(()),
         _ => Err(ApiError::new(
             StatusCode::FORBIDDEN,
             format!("origin '{text}' is not among the origins this key may be used from"),

@@ -18,6 +18,7 @@ mod rate;
 pub use rate::KeyRateLimit;
 
 pub use error::{ApiError, Shape};
+pub use keys::canonical_origin;
 
 use crate::jobs::Wakeups;
 use crate::store::Store;
@@ -46,6 +47,9 @@ pub struct AppState {
     pub max_queued_per_key: i64,
     /// Requests per minute each key may make.
     pub rate_limit: Arc<KeyRateLimit>,
+    /// The origins of this server's own pages (canonical): requests from them are not held
+    /// to their key's origin list.
+    pub public_origins: Arc<Vec<String>>,
 }
 
 impl AppState {

@@ -24,6 +24,8 @@ pub struct ServeArgs {
     pub max_queued_per_key: i64,
     /// Requests per minute per key (0: unlimited).
     pub key_requests_per_minute: u32,
+    /// The origins this server's own pages are reached at (its dashboard).
+    pub public_origin: Vec<String>,
     /// Webhook retry delays in seconds, comma-separated (None: the design's schedule).
     pub webhook_retry_delays: Option<String>,
     /// Jobs held at once (0: one per core).
@@ -43,6 +45,11 @@ pub fn run(a: ServeArgs) -> Result<()> {
 }
 
 async fn serve(a: ServeArgs) -> Result<()> {
+    let public_origins = a
+        .public_origin
+        .iter()
+        .map(|o| api::canonical_origin(o).map_err(|e| anyhow::anyhow!("--public-origin {o}: {e}")))
+        .collect::<Result<Vec<_>>>()?;
     let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
     if let Some(token) = store.bootstrap(FIRST_KEY_PARALLELISM, now_ms()).await? {
         // shown once: the store keeps only its hash
@@ -94,6 +101,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
         guard: Arc::new(guard),
         max_queued_per_key: a.max_queued_per_key,
         rate_limit: Arc::new(api::KeyRateLimit::new(a.key_requests_per_minute)),
+        public_origins: Arc::new(public_origins),
     };
     let app = api::router(state, a.body_limit_mib * 1024 * 1024);
     let listener = tokio::net::TcpListener::bind(&a.listen)

@@ -17,6 +17,7 @@ pub(super) async fn load_book(
     let (start, end) = plan.period_at(now_ms);
     let rows = sqlx::query(
         "SELECT k.id, k.weight, \
+           (k.cancelled_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?4)) AS active, \
            COALESCE((SELECT SUM(j.completed_at - j.started_at) FROM jobs j WHERE j.api_key_id = k.id \
              AND j.kind <> 'export' AND j.state IN ('Completed', 'Failed') AND j.started_at IS NOT NULL \
              AND j.completed_at >= ?1 AND j.completed_at < ?2), 0) AS consumed, \
@@ -27,8 +28,7 @@ pub(super) async fn load_book(
              AND j.kind <> 'export' AND j.state IN ('Queued', 'Running')), 0) AS reserved, \
            COALESCE((SELECT SUM(j.reserved_ms) FROM jobs j WHERE j.api_key_id = k.id \
              AND j.kind <> 'export' AND j.state IN ('Queued', 'Running') AND j.overage = 1), 0) AS reserved_overage \
-         FROM api_keys k WHERE k.account_id = ?3 AND k.cancelled_at IS NULL \
-           AND (k.expires_at IS NULL OR k.expires_at > ?4) \
+         FROM api_keys k WHERE k.account_id = ?3 \
          ORDER BY k.created_at, k.id",
     )
     .bind(start)
@@ -43,16 +43,19 @@ pub(super) async fn load_book(
         included_minutes: plan.included_minutes,
         period: (start, end),
         now_ms,
+        // inactive keys that neither used nor reserve anything this period do not matter
         keys: rows
             .iter()
             .map(|r| KeyShare {
                 api_key_id: r.get("id"),
+                active: r.get::<i64, _>("active") != 0,
                 weight: r.get("weight"),
                 consumed_ms: r.get("consumed"),
                 overage_ms: r.get("overage"),
                 reserved_ms: r.get("reserved"),
                 reserved_overage_ms: r.get("reserved_overage"),
             })
+            .filter(|k| k.active || k.consumed_ms > 0 || k.reserved_ms > 0)
             .collect(),
     })
 }
@@ -78,9 +81,10 @@ pub(super) async fn gate(
     };
     let book = load_book(conn, &plan, now_ms).await?;
     // the soonest any of the account's reservations can end: a running nest at its start
-    // plus its reservation, a queued one when started now and run to its limit
+    // plus its reservation, a queued one (even one started before and put back) when started
+    // now and run to its limit
     let soonest: Option<i64> = sqlx::query(
-        "SELECT MIN(COALESCE(j.started_at, ?) + j.reserved_ms) AS t FROM jobs j \
+        "SELECT MIN(CASE WHEN j.state = 'Running' THEN j.started_at ELSE ? END + j.reserved_ms) AS t FROM jobs j \
          JOIN api_keys k ON k.id = j.api_key_id \
          WHERE k.account_id = ? AND j.kind <> 'export' AND j.state IN ('Queued', 'Running')",
     )

@@ -269,9 +269,11 @@ impl Store {
                          (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
                           AND r.state = 'Running' AND r.kind <> 'export')) \
                      ORDER BY \
-                         (SELECT COALESCE(SUM(COALESCE(d.completed_at, ?3) - d.started_at), 0) FROM jobs d \
-                          WHERE d.api_key_id = j.api_key_id AND d.kind <> 'export' AND d.started_at IS NOT NULL \
-                          AND (d.state = 'Running' OR (d.state IN ('Completed', 'Failed') AND d.completed_at >= ?4))) \
+                         ((SELECT COALESCE(SUM(?3 - d.started_at), 0) FROM jobs d \
+                           WHERE d.api_key_id = j.api_key_id AND d.state = 'Running' AND d.kind <> 'export') \
+                          + (SELECT COALESCE(SUM(d.completed_at - d.started_at), 0) FROM jobs d \
+                           WHERE d.api_key_id = j.api_key_id AND d.completed_at >= ?4 AND d.kind <> 'export' \
+                           AND d.state IN ('Completed', 'Failed') AND d.started_at IS NOT NULL)) \
                           / COALESCE(k.weight, 1.0), \
                          (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
                           AND r.state = 'Running' AND r.kind <> 'export') / COALESCE(k.weight, 1.0), \

@@ -153,6 +153,10 @@ pub struct FairnessUsageResponse {
     /// The shared burst pool: 20 % of IncludedMinutes.
     #[serde(rename = "SharedBurstMinutes")]
     pub shared_burst_minutes: f64,
+    /// kerf's addition: the part of the pool drawn now (every key's minutes over its floor;
+    /// a revoked or expired key's minutes this period all count, it has no floor).
+    #[serde(rename = "SharedBurstDrawnMinutes")]
+    pub shared_burst_drawn_minutes: f64,
     #[serde(rename = "Keys")]
     pub keys: Vec<FairnessKeyUsage>,
 }
@@ -173,6 +177,10 @@ pub struct FairnessKeyUsage {
     /// The part of ConsumedMinutes used by nests admitted as overage.
     #[serde(rename = "OverageMinutes")]
     pub overage_minutes: f64,
+    /// kerf's addition: what admission holds against the floor and the pool, consumed and
+    /// reserved minutes less overage.
+    #[serde(rename = "CountedMinutes")]
+    pub counted_minutes: f64,
     /// Its weight's share of IncludedMinutes less SharedBurstMinutes.
     #[serde(rename = "EffectiveFloorMinutes")]
     pub effective_floor_minutes: f64,
