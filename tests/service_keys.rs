@@ -40,6 +40,10 @@ async fn post(server: &Server, key: &str, path: &str, body: Value) -> Answer {
     call(server, key, reqwest::Method::POST, path, Some(body), None).await
 }
 
+async fn delete(server: &Server, key: &str, path: &str) -> Answer {
+    call(server, key, reqwest::Method::DELETE, path, None, None).await
+}
+
 async fn validate(server: &Server, key: &str, origin: Option<&str>) -> u16 {
     call(
         server,
@@ -284,15 +288,7 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
     assert_eq!(a.status, 200, "{}", a.text);
     let a = patch(admin.clone(), first_id.clone(), "Usage").await;
     assert_eq!(a.status, 409, "{}", a.text);
-    let a = call(
-        &server,
-        &admin,
-        reqwest::Method::DELETE,
-        &format!("/admin/keys/{first_id}"),
-        None,
-        None,
-    )
-    .await;
+    let a = delete(&server, &admin, &format!("/admin/keys/{first_id}")).await;
     assert_eq!(a.status, 409, "{}", a.text);
     let a = patch(admin.clone(), usage_id.clone(), "Admin").await;
     assert_eq!(a.status, 200, "{}", a.text);
@@ -308,17 +304,7 @@ async fn keys_are_created_listed_regenerated_retyped_and_revoked_by_admin_keys_o
     let del = |id: String| {
         let server = &server;
         let admin = admin.clone();
-        async move {
-            call(
-                server,
-                &admin,
-                reqwest::Method::DELETE,
-                &format!("/admin/keys/{id}"),
-                None,
-                None,
-            )
-            .await
-        }
+        async move { delete(server, &admin, &format!("/admin/keys/{id}")).await }
     };
     let a = del(usage_id.clone()).await;
     assert_eq!(a.status, 200, "{}", a.text);
@@ -586,13 +572,10 @@ async fn a_key_with_origins_is_used_only_from_them() {
     .await;
     assert_eq!(a.status, 200, "{}", a.text);
     assert_eq!(a.body["Origins"], json!(["http://b.example:8080"]));
-    let a = call(
+    let a = delete(
         &server,
         &admin,
-        reqwest::Method::DELETE,
         &format!("{path}?Origin=http%3A%2F%2Fb.example%3A8080"),
-        None,
-        None,
     )
     .await;
     assert_eq!(a.status, 200, "{}", a.text);
@@ -902,15 +885,7 @@ async fn fairness_admits_within_floor_and_pool_refuses_past_them_or_runs_overage
         .as_f64()
         .unwrap();
     assert!(before > 0.0);
-    let revoked = call(
-        &server,
-        &admin,
-        reqwest::Method::DELETE,
-        &format!("/admin/keys/{usage_id}"),
-        None,
-        None,
-    )
-    .await;
+    let revoked = delete(&server, &admin, &format!("/admin/keys/{usage_id}")).await;
     assert_eq!(revoked.status, 200, "{}", revoked.text);
     let fresh = server.create_key("Usage", 2, None);
     let book = get(&server, &admin, "/usage/fairness").await;
