@@ -110,10 +110,13 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
         .unwrap();
     assert_eq!(second.attempt, first.attempt + 1);
     // the first worker comes back: neither its heartbeat nor its result is accepted
-    assert!(!store
-        .heartbeat("j1", first.attempt, 1_000, 5_100)
-        .await
-        .unwrap());
+    assert_eq!(
+        store
+            .heartbeat("j1", first.attempt, 1_000, 5_100)
+            .await
+            .unwrap(),
+        Heartbeat::Lost
+    );
     let stale = store.finish(
         "j1",
         first.attempt,
@@ -129,10 +132,13 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
         store.due_deliveries(i64::MAX, 10).await.unwrap().is_empty(),
         "a rejected finish writes no delivery"
     );
-    assert!(store
-        .heartbeat("j1", second.attempt, 1_000, 5_300)
-        .await
-        .unwrap());
+    assert_eq!(
+        store
+            .heartbeat("j1", second.attempt, 1_000, 5_300)
+            .await
+            .unwrap(),
+        Heartbeat::Held
+    );
     assert!(store
         .finish(
             "j1",
@@ -164,7 +170,10 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
         .await
         .unwrap()
         .unwrap();
-    assert!(store.heartbeat("j1", c.attempt, 1_000, 900).await.unwrap());
+    assert_eq!(
+        store.heartbeat("j1", c.attempt, 1_000, 900).await.unwrap(),
+        Heartbeat::Held
+    );
     assert_eq!(
         store
             .take_back(Lost::Expired, 3, 1_500, error_body)
@@ -329,6 +338,7 @@ async fn failed_deliveries_retry_then_give_up() {
             "j1",
             c.attempt,
             Outcome::Failed {
+                code: "InvalidRequest",
                 error: "bad geometry",
             },
             &[Delivery {
@@ -422,7 +432,16 @@ async fn admission_caps_queued_plus_running_per_key() {
         .unwrap();
     assert_eq!(c.id, "a1");
     store
-        .finish("a1", c.attempt, Outcome::Failed { error: "x" }, &[], 20)
+        .finish(
+            "a1",
+            c.attempt,
+            Outcome::Failed {
+                code: "NestingFailed",
+                error: "x",
+            },
+            &[],
+            20,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -579,7 +598,10 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
         .finish(
             "k",
             c2.attempt,
-            Outcome::Failed { error: "e" },
+            Outcome::Failed {
+                code: "NestingFailed",
+                error: "e",
+            },
             &[d("k error")],
             7,
         )
@@ -667,7 +689,10 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
         .finish(
             "e1",
             c.attempt,
-            Outcome::Failed { error: "boom" },
+            Outcome::Failed {
+                code: "NestingFailed",
+                error: "boom"
+            },
             &[],
             2100
         )
@@ -881,4 +906,70 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
     // A 1000 + 1570 + 549 + 1 = 3120 / 4 = 780, still under B's 899
     assert_eq!(claim(1601).await, "a5");
     assert_eq!(claim(1602).await, "b3");
+}
+
+#[tokio::test]
+async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_heartbeat() {
+    let store = Store::open_sqlite(&temp_db("stop")).await.unwrap();
+    store.bootstrap(4, 0).await.unwrap();
+    let account = store.first_account().await.unwrap().unwrap();
+    let (key, _) = store
+        .create_key(
+            &NewKey {
+                account_id: account,
+                key_type: KeyType::Usage,
+                reference: "k".into(),
+                parallelism: 2,
+                expires_at: None,
+                is_trial: false,
+                email: String::new(),
+            },
+            0,
+        )
+        .await
+        .unwrap();
+    let job = NewJob {
+        id: "s1",
+        api_key_id: &key.id,
+        kind: "nest2d:dxf",
+        request: "{}",
+        webhook_uri: None,
+        held: false,
+        reserved_ms: 0,
+    };
+    store.enqueue(&job, 0).await.unwrap();
+    assert_eq!(
+        store.request_stop("s1", account, 1).await.unwrap(),
+        StopRequest::NotRunning(JobState::Queued)
+    );
+    let c = store
+        .claim(Lane::Nests, "w", 1_000, 2)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store.heartbeat("s1", c.attempt, 1_000, 3).await.unwrap(),
+        Heartbeat::Held
+    );
+    assert_eq!(
+        store.request_stop("s1", account + 1, 4).await.unwrap(),
+        StopRequest::Unknown,
+        "another account's job is unknown to it"
+    );
+    assert_eq!(
+        store.request_stop("s1", account, 5).await.unwrap(),
+        StopRequest::Requested
+    );
+    assert_eq!(
+        store.heartbeat("s1", c.attempt, 1_000, 6).await.unwrap(),
+        Heartbeat::StopRequested
+    );
+    assert!(store
+        .finish("s1", c.attempt, Outcome::Delivered, &[], 7)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.request_stop("s1", account, 8).await.unwrap(),
+        StopRequest::NotRunning(JobState::Completed)
+    );
 }

@@ -68,12 +68,21 @@ impl FromRequestParts<AppState> for Submitter {
 
 /// The key of `Authorization: Bearer <key>`, checked against the store (401 otherwise).
 async fn authenticate(parts: &Parts, state: &AppState) -> Result<ApiKey, ApiError> {
-    let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, m);
-    let value = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .ok_or_else(|| unauthorized("missing Authorization header (Bearer <API key>)"))?;
-    let token = value
+    let token = bearer(parts)?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "missing Authorization header (Bearer <API key>)",
+        )
+    })?;
+    check_key(token, state).await
+}
+
+/// The token of an `Authorization: Bearer <key>` header, if there is the header.
+fn bearer(parts: &Parts) -> Result<Option<&str>, ApiError> {
+    let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    value
         .to_str()
         .ok()
         .and_then(|v| {
@@ -82,10 +91,52 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<ApiKey, ApiErro
                 .eq_ignore_ascii_case("bearer")
                 .then_some(token.trim())
         })
-        .ok_or_else(|| unauthorized("the Authorization header must be 'Bearer <API key>'"))?;
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "the Authorization header must be 'Bearer <API key>'",
+            )
+        })
+}
+
+/// `token` checked against the store's keys (401 otherwise).
+async fn check_key(token: &str, state: &AppState) -> Result<ApiKey, ApiError> {
     match state.store.authenticate(token, now_ms()).await? {
         Ok(key) => Ok(key),
-        Err(refusal) => Err(unauthorized(refusal.message())),
+        Err(refusal) => Err(ApiError::new(StatusCode::UNAUTHORIZED, refusal.message())),
+    }
+}
+
+/// A caller of the hub (negotiate and the WebSocket): the key as a Bearer header or, as
+/// browsers' WebSockets cannot send headers, the `access_token` query parameter; the same rate
+/// and origin checks as every call; no Accept header asked for (the SignalR clients send
+/// none).
+#[derive(Clone, Debug)]
+pub struct HubCaller(pub ApiKey);
+
+impl FromRequestParts<AppState> for HubCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let from_query = parts.uri.query().and_then(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "access_token")
+                .map(|(_, v)| v.into_owned())
+        });
+        let token = match bearer(parts)? {
+            Some(t) => t.to_string(),
+            None => from_query.ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "missing API key: send 'Authorization: Bearer <API key>' or ?access_token=<API key>",
+                )
+            })?,
+        };
+        let key = check_key(&token, state).await?;
+        within_rate(state, &key)?;
+        allowed_origin(parts, state, &key).await?;
+        Ok(HubCaller(key))
     }
 }
 

@@ -9,6 +9,7 @@ mod dashboard;
 mod error;
 mod exports;
 mod health;
+mod hub;
 mod keys;
 mod nesting;
 mod nesting1d;
@@ -18,6 +19,7 @@ mod rate;
 pub use rate::KeyRateLimit;
 
 pub use error::{ApiError, Shape};
+pub use hub::Hub;
 pub use keys::canonical_origin;
 
 use crate::jobs::Wakeups;
@@ -50,6 +52,8 @@ pub struct AppState {
     /// The origins of this server's own pages (canonical): requests from them are not held
     /// to their key's origin list.
     pub public_origins: Arc<Vec<String>>,
+    /// The live hub's connections and subscriptions.
+    pub hub: Hub,
 }
 
 impl AppState {
@@ -74,13 +78,10 @@ impl AppState {
 /// Endpoints of the interface that later work builds; until then they say so (501).
 const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/legacy", "the legacy XML endpoint"),
-    ("/v1/nesting/continue", "continue (quote nesting)"),
     ("/v1/nesting/quotenesting", "quote nesting"),
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
     ("/v1/nesting/export/cached", "exports"),
-    ("/hubs/nesting", "the real-time hub"),
-    ("/hubs/nesting/negotiate", "the real-time hub"),
 ];
 
 pub fn router(state: AppState, body_limit: usize) -> Router {
@@ -93,6 +94,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/result/", post(nesting::result))
         .route("/v1/nesting/result", post(nesting::result))
         .route("/v1/nesting/delayedstart", post(nesting::delayed_start))
+        .route("/v1/nesting/continue", post(nesting::continue_nest))
         .route("/v1/nesting/failures", get(nesting::failures))
         .route("/v1/nesting/1D", post(nesting1d::submit_1d))
         .route("/v1/nesting/1D/result", post(nesting1d::result_1d))
@@ -122,6 +124,8 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/dashboard/", get(dashboard::index))
         .route("/dashboard/dashboard.css", get(dashboard::style))
         .route("/dashboard/dashboard.js", get(dashboard::script))
+        .route("/hubs/nesting/negotiate", post(hub::negotiate))
+        .route("/hubs/nesting", get(hub::connect))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json));

@@ -6,7 +6,9 @@ use super::auth::{Caller, Submitter};
 use super::error::{ApiError, Shape};
 use super::AppState;
 use crate::jobs::kind_for;
-use crate::store::{now_ms, Admission, ApiKey, JobState, JobStatus, NewJob, StoredResult};
+use crate::store::{
+    now_ms, Admission, ApiKey, JobState, JobStatus, NewJob, StopRequest, StoredResult,
+};
 use crate::wire::{self, GeometryKind};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -450,47 +452,114 @@ pub async fn delayed_start(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<wire::ContinueAck>, ApiError> {
     let shape = |e: ApiError| e.shaped(Shape::Ack);
-    let body = body_of(body).map_err(shape)?;
-    let id = wire::parse_json::<wire::RequestIdBody>(&body)
+    let id = request_id_of(body).map_err(shape)?;
+    start_held(&state, &key, &id).await.map_err(shape)?;
+    Ok(Json(wire::ContinueAck {
+        success: true,
+        error_reason: None,
+    }))
+}
+
+/// The RequestId of a `{RequestId}` body.
+fn request_id_of(body: Result<Bytes, BytesRejection>) -> Result<String, ApiError> {
+    let body = body_of(body)?;
+    wire::parse_json::<wire::RequestIdBody>(&body)
         .map_err(|e| ApiError::fields(vec![e]))
         .and_then(|b| required_id(b.request_id, "RequestId"))
-        .map_err(shape)?;
+}
+
+/// Starts held job `id` of `key`'s account, subject to its submitting key's limits and plan
+/// (the delayed start; the hub's StartNesting too): 404 for no such job of the account, 409
+/// when it is not held, 429 when a limit refuses it.
+pub(super) async fn start_held(
+    state: &AppState,
+    key: &crate::store::ApiKey,
+    id: &str,
+) -> Result<(), ApiError> {
     let owned = state
         .store
-        .status_for_account(&id, key.account_id)
-        .await
-        .map_err(|e| shape(e.into()))?
-        .ok_or_else(|| shape(ApiError::not_found(format!("no job {id} for this account"))))?;
+        .status_for_account(id, key.account_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no job {id} for this account")))?;
     // the limit is the submitting key's (the job counts against it), whoever starts it
-    let owner = match state.store.key(&owned.api_key_id).await {
-        Ok(Some(k)) => k,
-        Ok(None) => key.clone(),
-        Err(e) => return Err(shape(e.into())),
-    };
+    let owner = state
+        .store
+        .key(&owned.api_key_id)
+        .await?
+        .unwrap_or_else(|| key.clone());
     match state
         .store
-        .release_held(&id, &owner.id, state.admission_limit(&owner), now_ms())
-        .await
-        .map_err(|e| shape(e.into()))?
+        .release_held(id, &owner.id, state.admission_limit(&owner), now_ms())
+        .await?
     {
-        Some(admission) => match refusal(&state, &owner, admission) {
-            Some(refused) => Err(shape(refused)),
+        Some(admission) => match refusal(state, &owner, admission) {
+            Some(refused) => Err(refused),
             None => {
                 state.wake.jobs.notify_one();
-                Ok(Json(wire::ContinueAck {
-                    success: true,
-                    error_reason: None,
-                }))
+                Ok(())
             }
         },
-        None => Err(shape(ApiError::new(
+        None => Err(ApiError::new(
             StatusCode::CONFLICT,
             format!(
                 "job {id} is not waiting for a delayed start (it is {})",
                 owned.state.as_str()
             ),
-        ))),
+        )),
     }
+}
+
+/// Stops running job `id` of `key`'s account early: it ends with its best verified result so
+/// far, delivered as its final one (continue; the hub's StopNesting too). At once when this
+/// process runs it, else at its worker's next heartbeat. 404 for no such job of the account,
+/// 409 when it is not running.
+pub(super) async fn stop_running(
+    state: &AppState,
+    key: &crate::store::ApiKey,
+    id: &str,
+) -> Result<(), ApiError> {
+    match state
+        .store
+        .request_stop(id, key.account_id, now_ms())
+        .await?
+    {
+        StopRequest::Requested => {
+            state.wake.events.stop_here(id);
+            Ok(())
+        }
+        StopRequest::NotRunning(job_state) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "job {id} is not running (it is {}): only a running nest can be stopped",
+                job_state.as_str()
+            ),
+        )),
+        StopRequest::Unknown => Err(ApiError::not_found(format!("no job {id} for this account"))),
+    }
+}
+
+/// Stops a running nest early: it ends with its best result so far, as its final result.
+#[utoipa::path(post, path = "/v1/nesting/continue", tag = "nesting",
+    request_body = wire::RequestIdBody,
+    responses(
+        (status = 200, description = "the nest is stopping; its best result comes as the final one", body = wire::ContinueAck),
+        (status = 400, description = "RequestId missing", body = wire::ContinueAck),
+        (status = 404, description = "no such job for this account", body = wire::ContinueAck),
+        (status = 409, description = "the job is not running", body = wire::ContinueAck),
+    ),
+    security(("bearer" = [])))]
+pub async fn continue_nest(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<wire::ContinueAck>, ApiError> {
+    let shape = |e: ApiError| e.shaped(Shape::Ack);
+    let id = request_id_of(body).map_err(shape)?;
+    stop_running(&state, &key, &id).await.map_err(shape)?;
+    Ok(Json(wire::ContinueAck {
+        success: true,
+        error_reason: None,
+    }))
 }
 
 /// Failed jobs, and jobs whose webhook delivery gave up, of the caller's account.

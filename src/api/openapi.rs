@@ -12,7 +12,7 @@ use utoipa::{Modify, OpenApi};
     info(title = "kerf", description = "Nesting service: 2D nests of DXF, JSON-contour and parametric parts, and 1D cutting plans. Every endpoint but the health checks and this document needs `Accept: application/json` and `Authorization: Bearer <API key>`."),
     paths(
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
-        nesting::status, nesting::result, nesting::delayed_start, nesting::failures,
+        nesting::status, nesting::result, nesting::delayed_start, nesting::continue_nest, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
         exports::render, exports::export,
         account::validate, account::valid_until, account::status, account::fairness, account::recent_jobs,

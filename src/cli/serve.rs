@@ -94,6 +94,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
     ));
     let sender = tokio::spawn(deliverer.run(wake.deliveries.clone(), stop_rx.clone()));
 
+    let hub = api::Hub::start(&wake.events);
     let state = AppState {
         store,
         wake,
@@ -102,6 +103,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
         max_queued_per_key: a.max_queued_per_key,
         rate_limit: Arc::new(api::KeyRateLimit::new(a.key_requests_per_minute)),
         public_origins: Arc::new(public_origins),
+        hub,
     };
     let app = api::router(state, a.body_limit_mib * 1024 * 1024);
     let listener = tokio::net::TcpListener::bind(&a.listen)

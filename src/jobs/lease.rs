@@ -2,18 +2,33 @@
 //! to the job's webhook, and the end of a job (completed with its result, failed with an Error
 //! delivery, or handed back), each written in one fenced transaction.
 
+use super::events::{JobEvent, RunningGuard};
 use super::{error_delivery_body, JobContext, HEARTBEAT, LEASE_MS};
 use crate::cancel::CancelHandle;
-use crate::store::{now_ms, Claimed, Delivery, Outcome, ResultRecord};
+use crate::store::{now_ms, Claimed, Delivery, Heartbeat, Outcome, ResultRecord};
 use std::sync::Arc;
 
 /// Starts the job's heartbeat. The guard stops it when dropped, on every path out of a
 /// runner, a panic included (a job whose task died must stop renewing its lease so that the
 /// rescuer takes it back); the handle is cancelled if the lease is lost.
-pub(super) fn hold_lease(ctx: &JobContext, job: &Claimed) -> (AbortOnDrop, Arc<CancelHandle>) {
+pub(super) fn hold_lease(ctx: &JobContext, job: &Claimed) -> (LeaseGuard, Arc<CancelHandle>) {
     let cancel = Arc::new(CancelHandle::default());
     let heartbeat = tokio::spawn(keep_lease(ctx.store.clone(), job.clone(), cancel.clone()));
-    (AbortOnDrop(heartbeat), cancel)
+    let running = ctx.wake.events.running(&job.id, cancel.clone());
+    (
+        LeaseGuard {
+            _heartbeat: AbortOnDrop(heartbeat),
+            _running: running,
+        },
+        cancel,
+    )
+}
+
+/// While held: the job's heartbeat runs and the job is in this process's running registry
+/// (a stop reaches it at once).
+pub(super) struct LeaseGuard {
+    _heartbeat: AbortOnDrop,
+    _running: RunningGuard,
 }
 
 /// How a job's run ended, short of a written result.
@@ -75,11 +90,20 @@ pub(super) async fn deliver(ctx: &JobContext, job: &Claimed, body: &str) -> bool
 pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
     tracing::warn!(job = %job.id, code, error, "job failed");
     let body = error_delivery_body(&job.kind, &job.id, &job.request, code, error);
-    write_end(ctx, job, Outcome::Failed { error }, &body).await;
+    write_end(ctx, job, Outcome::Failed { code, error }, &body).await;
 }
 
 async fn write_end(ctx: &JobContext, job: &Claimed, outcome: Outcome<'_>, body: &str) -> bool {
     let deliveries = to_webhook(job, body);
+    let event = match &outcome {
+        Outcome::Completed(_) => Some(JobEvent::Result {
+            job_id: job.id.clone(),
+        }),
+        Outcome::Failed { .. } => Some(JobEvent::Failed {
+            job_id: job.id.clone(),
+        }),
+        Outcome::Delivered => None,
+    };
     match ctx
         .store
         .finish(&job.id, job.attempt, outcome, &deliveries, now_ms())
@@ -87,6 +111,9 @@ async fn write_end(ctx: &JobContext, job: &Claimed, outcome: Outcome<'_>, body: 
     {
         Ok(true) => {
             ctx.wake.deliveries.notify_one();
+            if let Some(event) = event {
+                ctx.wake.events.publish(event);
+            }
             true
         }
         Ok(false) => {
@@ -110,7 +137,9 @@ impl Drop for AbortOnDrop {
 }
 
 /// Heartbeats until aborted; if the lease is lost, cancels the work (its result could not be
-/// written anyway).
+/// written anyway); if a stop was asked for (continue, StopNesting, on any node), cancels it
+/// too, and goes on heartbeating while the engine hands back its best result, which is then
+/// written as the final one.
 async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<CancelHandle>) {
     let mut tick = tokio::time::interval(HEARTBEAT);
     tick.tick().await;
@@ -120,8 +149,14 @@ async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<Cancel
             .heartbeat(&job.id, job.attempt, LEASE_MS, now_ms())
             .await
         {
-            Ok(true) => {}
-            Ok(false) => {
+            Ok(Heartbeat::Held) => {}
+            Ok(Heartbeat::StopRequested) => {
+                if !cancel.is_cancelled() {
+                    tracing::info!(job = %job.id, "stop requested; ending with the best result so far");
+                    cancel.cancel();
+                }
+            }
+            Ok(Heartbeat::Lost) => {
                 tracing::warn!(job = %job.id, "lease lost; stopping the work");
                 cancel.cancel();
                 return;

@@ -6,6 +6,7 @@
 //! cores), drawn from one pool of `cores` thread permits, so jobs never oversubscribe the
 //! machine. A held job waiting for threads stays Running (its lease is kept alive).
 
+pub mod events;
 mod lease;
 mod run1d;
 pub mod run2d;
@@ -45,6 +46,9 @@ pub struct Wakeups {
     pub exports: Arc<Notify>,
     /// An outbox row was written.
     pub deliveries: Arc<Notify>,
+    /// Jobs' progress, results and failures as they happen (the hub's), and the jobs running
+    /// here (for stops).
+    pub events: events::JobEvents,
 }
 
 impl Default for Wakeups {
@@ -53,6 +57,7 @@ impl Default for Wakeups {
             jobs: Arc::new(Notify::new()),
             exports: Arc::new(Notify::new()),
             deliveries: Arc::new(Notify::new()),
+            events: events::JobEvents::default(),
         }
     }
 }

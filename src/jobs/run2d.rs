@@ -2,6 +2,7 @@
 //! passed the same conversion at submission), nested on blocking threads with a heartbeat, a
 //! watchdog for MaxRunTimeSeconds and interim results, and ended with one fenced transaction.
 
+use super::events::{JobEvent, Progress};
 use super::lease::{complete, end, hold_lease, to_webhook, Ended};
 use super::JobContext;
 use crate::nest2d::{self, CancelHandle, NestResult, Problem};
@@ -34,6 +35,8 @@ fn geometry_of(kind: &str) -> GeometryKind {
 /// Interim results are reported at most this often (each one is a stored result and a
 /// webhook delivery; an engine improving every few milliseconds must not flood the receiver).
 const INTERIM_MIN_INTERVAL: Duration = Duration::from_secs(2);
+/// A running nest's progress (the hub's NestingProgress) goes out this often.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// After MaxRunTimeSeconds (and this grace) the watchdog cancels a nest that has not ended;
 /// the engine then returns its best layout at once.
 const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
@@ -179,7 +182,12 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
                     .add_interim(&job.id, job.attempt, &b.record(), &deliveries, now_ms())
                     .await
                 {
-                    Ok(true) => wake.deliveries.notify_one(),
+                    Ok(true) => {
+                        wake.deliveries.notify_one();
+                        wake.events.publish(JobEvent::Result {
+                            job_id: job.id.clone(),
+                        });
+                    }
                     Ok(false) => return,
                     Err(e) => {
                         tracing::error!(job = %job.id, error = %e, "storing an interim result failed")
@@ -188,9 +196,21 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
             }
         })
     };
-    let report_interim = converted.report_intermediate_results;
+    // interim results are stored and delivered when the request asks for them, or when the
+    // job streams over the hub (a held job without a webhook: its watchers want them)
+    let report_interim = converted.report_intermediate_results || job.webhook_uri.is_none();
     let last_interim: Mutex<Option<Instant>> = Mutex::new(None);
+    // progress: the latest result's figures, published every PROGRESS_EVERY by a ticker
+    // (so a watcher sees the nest alive between improvements, and at its start)
+    let progress = Arc::new(Mutex::new(Progress::default()));
+    let latest = progress.clone();
     let on_interim = move |r: &NestResult| {
+        *latest.lock().unwrap_or_else(|p| p.into_inner()) = Progress {
+            elapsed_s: r.stats.elapsed_s,
+            utilisation: r.stats.utilisation,
+            parts_placed: r.stats.parts_placed,
+            sheets_used: r.stats.sheets_used,
+        };
         if !report_interim {
             return;
         }
@@ -213,6 +233,23 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
             lease.cancel();
         })
     };
+    let ticker = {
+        let (events, job_id, started) = (ctx.wake.events.clone(), job.id.clone(), Instant::now());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(PROGRESS_EVERY);
+            loop {
+                tick.tick().await;
+                let now = Progress {
+                    elapsed_s: started.elapsed().as_secs_f64(),
+                    ..progress.lock().unwrap_or_else(|p| p.into_inner()).clone()
+                };
+                events.publish(JobEvent::Progress {
+                    job_id: job_id.clone(),
+                    progress: now,
+                });
+            }
+        })
+    };
     let engine = {
         let (problem, cancel, eval) = (problem.clone(), lease.clone(), ctx.eval.clone());
         tokio::task::spawn_blocking(move || {
@@ -221,6 +258,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
     };
     let result = engine.await;
     watchdog.abort();
+    ticker.abort();
     let _ = interim_writer.await;
     if *ctx.shutdown.borrow() {
         return Ended::HandBack;

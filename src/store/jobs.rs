@@ -83,10 +83,34 @@ pub struct JobStatus {
     pub state: JobState,
     pub attempt: i64,
     pub result_id: Option<String>,
+    /// A failed job's code (`NestingFailed`, `InvalidRequest`, `Interrupted`, ...).
+    pub error_code: Option<String>,
     pub error: Option<String>,
     pub completed_at: Option<i64>,
     pub webhook_uri: Option<String>,
     pub api_key_id: String,
+}
+
+/// What a heartbeat found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heartbeat {
+    /// The lease is renewed.
+    Held,
+    /// The lease is renewed, and someone asked the job to stop early (continue, StopNesting).
+    StopRequested,
+    /// This attempt no longer holds the job.
+    Lost,
+}
+
+/// What a request to stop a job early found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopRequest {
+    /// Recorded: the worker running it stops at its next heartbeat (or at once on this node).
+    Requested,
+    /// The job is not running (its state).
+    NotRunning(JobState),
+    /// No such job for the account.
+    Unknown,
 }
 
 /// A job's summary: whose, what, where it is, and when it was queued, started and ended
@@ -151,6 +175,8 @@ pub enum Outcome<'a> {
     /// delivers).
     Delivered,
     Failed {
+        /// NestingFailed's ErrorCode (`NestingFailed`, `InvalidRequest`, ...).
+        code: &'a str,
         error: &'a str,
     },
 }
@@ -343,21 +369,56 @@ impl Store {
         .collect())
     }
 
-    /// Extends the lease of a running job. False when this attempt no longer holds it.
+    /// Extends the lease of a running job, and says whether a stop was asked for.
     pub async fn heartbeat(
         &self,
         id: &str,
         attempt: i64,
         lease_ms: i64,
         now_ms: i64,
-    ) -> Result<bool, StoreError> {
-        let r = sqlx::query("UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'Running'")
-            .bind(now_ms + lease_ms)
-            .bind(id)
-            .bind(attempt)
-            .execute(&self.pool)
-            .await?;
-        Ok(r.rows_affected() == 1)
+    ) -> Result<Heartbeat, StoreError> {
+        let row = sqlx::query(
+            "UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'Running' \
+             RETURNING stop_requested_at",
+        )
+        .bind(now_ms + lease_ms)
+        .bind(id)
+        .bind(attempt)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            None => Heartbeat::Lost,
+            Some(r) if r.get::<Option<i64>, _>("stop_requested_at").is_some() => {
+                Heartbeat::StopRequested
+            }
+            Some(_) => Heartbeat::Held,
+        })
+    }
+
+    /// Asks running job `id` of account `account_id` to stop early (it ends with its best
+    /// result so far, as its final one).
+    pub async fn request_stop(
+        &self,
+        id: &str,
+        account_id: i64,
+        now_ms: i64,
+    ) -> Result<StopRequest, StoreError> {
+        let done = sqlx::query(
+            "UPDATE jobs SET stop_requested_at = COALESCE(stop_requested_at, ?) WHERE id = ? AND state = 'Running' \
+             AND api_key_id IN (SELECT id FROM api_keys WHERE account_id = ?)",
+        )
+        .bind(now_ms)
+        .bind(id)
+        .bind(account_id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 1 {
+            return Ok(StopRequest::Requested);
+        }
+        Ok(match self.status_for_account(id, account_id).await? {
+            Some(job) => StopRequest::NotRunning(job.state),
+            None => StopRequest::Unknown,
+        })
     }
 
     /// Gives a running job back to the queue (graceful shutdown). False when this attempt no
@@ -386,17 +447,18 @@ impl Store {
         now_ms: i64,
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let (state, result, error) = match &outcome {
-            Outcome::Completed(r) => ("Completed", Some(r), None),
-            Outcome::Delivered => ("Completed", None, None),
-            Outcome::Failed { error } => ("Failed", None, Some(*error)),
+        let (state, result, code, error) = match &outcome {
+            Outcome::Completed(r) => ("Completed", Some(r), None, None),
+            Outcome::Delivered => ("Completed", None, None, None),
+            Outcome::Failed { code, error } => ("Failed", None, Some(*code), Some(*error)),
         };
         let r = sqlx::query(
-            "UPDATE jobs SET state = ?, result_id = ?, error = ?, completed_at = ?, lease_owner = NULL, \
+            "UPDATE jobs SET state = ?, result_id = ?, error_code = ?, error = ?, completed_at = ?, lease_owner = NULL, \
              lease_expires_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running'",
         )
         .bind(state)
         .bind(result.map(|r| r.id))
+        .bind(code)
         .bind(error)
         .bind(now_ms)
         .bind(id)
@@ -469,7 +531,7 @@ impl Store {
         };
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let failed = sqlx::query(
-            "UPDATE jobs SET state = 'Failed', interruptions = interruptions + 1, \
+            "UPDATE jobs SET state = 'Failed', interruptions = interruptions + 1, error_code = 'Interrupted', \
              error = 'the job was interrupted ' || (interruptions + 1) || ' times (its worker stopped or lost its lease) and was not retried again', \
              completed_at = ?, lease_owner = NULL, lease_expires_at = NULL \
              WHERE state = 'Running' AND lease_expires_at < ? AND interruptions + 1 >= ? \
@@ -517,7 +579,7 @@ impl Store {
 
     pub async fn status(&self, id: &str) -> Result<Option<JobStatus>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, kind, state, attempt, result_id, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = ?",
+            "SELECT id, kind, state, attempt, result_id, error_code, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = ?",
         )
         .bind(id)
         .fetch_optional(&self.pool)
@@ -532,7 +594,7 @@ impl Store {
         account_id: i64,
     ) -> Result<Option<JobStatus>, StoreError> {
         let row = sqlx::query(
-            "SELECT j.id, j.kind, j.state, j.attempt, j.result_id, j.error, j.completed_at, j.webhook_uri, j.api_key_id \
+            "SELECT j.id, j.kind, j.state, j.attempt, j.result_id, j.error_code, j.error, j.completed_at, j.webhook_uri, j.api_key_id \
              FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = ? AND k.account_id = ?",
         )
         .bind(id)
@@ -562,6 +624,7 @@ fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
         state: JobState::parse(r.get::<String, _>("state").as_str()),
         attempt: r.get("attempt"),
         result_id: r.get("result_id"),
+        error_code: r.get("error_code"),
         error: r.get("error"),
         completed_at: r.get("completed_at"),
         webhook_uri: r.get("webhook_uri"),

@@ -14,7 +14,10 @@ mod outbox;
 mod plans;
 mod results;
 
-pub use jobs::{Admission, Claimed, JobState, JobStatus, JobSummary, Lane, Lost, NewJob, Outcome};
+pub use jobs::{
+    Admission, Claimed, Heartbeat, JobState, JobStatus, JobSummary, Lane, Lost, NewJob, Outcome,
+    StopRequest,
+};
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
 pub use plans::{AccountPlan, PeriodUsage, PlanChange, PERIOD_MS};
@@ -84,6 +87,11 @@ fn migrator() -> Migrator {
             7,
             "fairness bookkeeping",
             include_str!("../../migrations/sqlite/0007_fairness.sql"),
+        ),
+        m(
+            8,
+            "hub: error codes and stop requests",
+            include_str!("../../migrations/sqlite/0008_hub.sql"),
         ),
     ])
 }

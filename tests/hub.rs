@@ -1,0 +1,226 @@
+//! The live hub (DESIGN 5.8) against the official SignalR JavaScript client,
+//! `@microsoft/signalr` from npm, run under node (tests/hub/flow.mjs): connect with a Bearer
+//! key, subscribe, start a held nest and watch its progress and results, stop a long nest and
+//! get its best result as the final one, bad invocations answered with errors on a connection
+//! that stays, a late subscriber served at once, a wrong key refused at negotiate. And POST
+//! /v1/nesting/continue over REST.
+//!
+//! The node test needs node and `npm ci --prefix tests/hub` (.ci/run does both). Without them
+//! it says so and passes, unless KERF_REQUIRE_NODE=1 (as in CI), which fails it.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::Duration;
+use support::*;
+
+/// A held nest (AutomaticallyStartNesting false, no webhook: it streams over the hub) of
+/// `copies` parts, for `seconds`.
+fn held_request(copies: u32, seconds: f64) -> Value {
+    let mut req = dxf_request(
+        &[("part_1.dxf", copies)],
+        (600.0, 400.0),
+        None,
+        seconds,
+        false,
+    );
+    req["AutomaticallyStartNesting"] = json!(false);
+    req
+}
+
+fn transcript_step<'a>(lines: &'a [Value], step: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|l| l["step"] == step)
+        .unwrap_or_else(|| panic!("no step {step:?} in the transcript"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_signalr_client_watches_starts_and_stops_nests() {
+    let required = std::env::var("KERF_REQUIRE_NODE").is_ok_and(|v| v == "1");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/flow.mjs");
+    let modules = script
+        .with_file_name("node_modules")
+        .join("@microsoft/signalr");
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node_ok || !modules.is_dir() {
+        assert!(
+            !required,
+            "KERF_REQUIRE_NODE=1 but node or tests/hub/node_modules is missing (npm ci --prefix tests/hub)"
+        );
+        eprintln!("skipped: no node, or no @microsoft/signalr in tests/hub/node_modules");
+        return;
+    }
+    let dir = temp_dir("hub");
+    let server = Server::start(&dir, None, &[]);
+    let key = server.first_key.clone().unwrap();
+    let api = server.client(&key);
+    let held = api.submit("/v1/nesting", &held_request(3, 2.0)).await;
+    // many parts on several sheets: the search runs to its time limit unless stopped
+    let long = api.submit("/v1/nesting", &held_request(80, 60.0)).await;
+    let other_account = {
+        let o = Command::new(kerf_bin())
+            .args(["accounts", "create", "--name", "other", "--database"])
+            .arg(&server.db)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let other_key = {
+        let o = Command::new(kerf_bin())
+            .args(["keys", "create", "--account", &other_account, "--database"])
+            .arg(&server.db)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let foreign = server
+        .client(&other_key)
+        .submit("/v1/nesting", &held_request(1, 1.0))
+        .await;
+
+    let mut node = Command::new("node");
+    node.arg(&script)
+        .env("KERF_BASE", &server.base)
+        .env("KERF_KEY", &key)
+        .env("KERF_HELD", &held)
+        .env("KERF_LONG", &long)
+        .env("KERF_FOREIGN", &foreign);
+    // the script stops itself after 120 s of waiting
+    let out = tokio::task::spawn_blocking(move || node.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // the transcript, for whoever reads the test's output
+    println!("{stdout}");
+    assert!(out.status.success(), "node failed: {stderr}\n{stdout}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+
+    assert_eq!(transcript_step(&lines, "connected")["state"], "Connected");
+    let sub = transcript_step(&lines, "SubscribeToNest held");
+    assert_eq!(sub["ok"], true, "{sub}");
+    assert_eq!(
+        sub["result"],
+        json!({"RequestId": held, "Status": "Queued"})
+    );
+    assert_eq!(transcript_step(&lines, "StartNesting held")["ok"], true);
+    // the held nest: progress, then its final result, all parts placed
+    let finals: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["step"] == "event NestingResult" && l["RequestId"] == held.as_str())
+        .collect();
+    assert_eq!(finals.last().unwrap()["NestingStatus"], 1, "{finals:?}");
+    assert_eq!(finals.last().unwrap()["PartsPlaced"], 3);
+    assert_eq!(
+        finals.iter().filter(|l| l["NestingStatus"] == 1).count(),
+        1,
+        "one final result: {finals:?}"
+    );
+    let done = transcript_step(&lines, "held done");
+    assert!(done["progress"].as_u64().unwrap() >= 1, "{done}");
+    // the long nest, stopped: its final result long before its 60 s
+    assert_eq!(transcript_step(&lines, "StopNesting long")["ok"], true);
+    let long_done = transcript_step(&lines, "long done");
+    assert!(long_done["seconds"].as_f64().unwrap() < 40.0, "{long_done}");
+    let long_final = lines
+        .iter()
+        .rfind(|l| l["step"] == "event NestingResult" && l["RequestId"] == long.as_str())
+        .unwrap();
+    assert_eq!(long_final["NestingStatus"], 1);
+    assert!(long_final["PartsPlaced"].as_u64().unwrap() >= 1);
+    let again = transcript_step(&lines, "StopNesting long again");
+    assert_eq!(again["ok"], false);
+    assert!(
+        again["error"].as_str().unwrap().contains("not running"),
+        "{again}"
+    );
+    // the same result over REST: the stop's result is the job's final one
+    let status = api.status(&long).await;
+    assert_eq!(status.body["Status"], "Completed", "{}", status.text);
+
+    // bad invocations: errors that say what is wrong, the connection stays
+    for (step, says) in [
+        ("unknown method", "unknown hub method 'Nope'"),
+        ("no arguments", "takes one argument"),
+        ("wrong argument type", "takes one argument"),
+        ("another account's job", "no job"),
+        ("start a job twice", "not waiting for a delayed start"),
+        ("GenerateExport", "not available"),
+    ] {
+        let l = transcript_step(&lines, step);
+        assert_eq!(l["ok"], false, "{l}");
+        assert!(l["error"].as_str().unwrap().contains(says), "{step}: {l}");
+    }
+    assert_eq!(
+        transcript_step(&lines, "still connected")["state"],
+        "Connected"
+    );
+    // a late (or reconnecting) subscriber gets the latest result at once
+    let late = transcript_step(&lines, "late result");
+    assert_eq!(late["RequestId"], held.as_str());
+    assert_eq!(late["NestingStatus"], 1);
+    // a wrong key: refused at negotiate
+    let wrong = transcript_step(&lines, "wrong key");
+    assert_eq!(wrong["ok"], false);
+    assert!(wrong["error"].as_str().unwrap().contains("401"), "{wrong}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_stops_a_running_nest_with_its_best_result_as_the_final_one() {
+    let dir = temp_dir("continue");
+    let receiver = Receiver::start(&dir).await;
+    let server = Server::start(&dir, Some(&receiver), &[]);
+    let api = server.client(server.first_key.as_deref().unwrap());
+    let hook = format!("{}/long", receiver.url);
+    let req = dxf_request(
+        &[("part_1.dxf", 80)],
+        (600.0, 400.0),
+        Some(&hook),
+        60.0,
+        false,
+    );
+    let id = api.submit("/v1/nesting", &req).await;
+    api.wait_status(&id, "Running", Duration::from_secs(30))
+        .await;
+    let started = std::time::Instant::now();
+    let a = api
+        .post_json("/v1/nesting/continue", &json!({"RequestId": id}))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body, json!({"Success": true, "ErrorReason": null}));
+    let got = receiver.wait_final(&id, Duration::from_secs(60)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+    let last = &got.last().unwrap().body;
+    assert_eq!(last["Status"]["NestingStatus"], 1, "{last}");
+    assert!(last["Status"]["PartsPlaced"].as_u64().unwrap() >= 1);
+    // not running any more: Success false with the reason
+    let again = api
+        .post_json("/v1/nesting/continue", &json!({"RequestId": id}))
+        .await;
+    assert_eq!(again.status, 409, "{}", again.text);
+    assert_eq!(again.body["Success"], false);
+    assert!(again.body["ErrorReason"]
+        .as_str()
+        .unwrap()
+        .contains("not running"));
+    let unknown = api
+        .post_json("/v1/nesting/continue", &json!({"RequestId": "nope"}))
+        .await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.body["Success"], false);
+    let missing = api.post_json("/v1/nesting/continue", &json!({})).await;
+    assert_eq!(missing.status, 400, "{}", missing.text);
+}

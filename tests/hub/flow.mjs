@@ -1,0 +1,101 @@
+// kerf's hub driven by the official SignalR JavaScript client (@microsoft/signalr), as a
+// customer's program would. tests/hub.rs runs it with the server's address, keys and job ids
+// in the environment and reads the transcript it prints: one JSON object per line.
+import * as signalR from "@microsoft/signalr";
+
+const base = process.env.KERF_BASE;
+const key = process.env.KERF_KEY;
+const held = process.env.KERF_HELD;          // a short held nest: start it, watch it end
+const long = process.env.KERF_LONG;          // a long held nest: start it, stop it early
+const foreign = process.env.KERF_FOREIGN;    // another account's job
+const deadline = Date.now() + 120_000;
+
+const say = (step, data) => console.log(JSON.stringify({ step, ...data }));
+
+function connect(token) {
+  return new signalR.HubConnectionBuilder()
+    .withUrl(`${base}/hubs/nesting`, {
+      accessTokenFactory: () => token,
+      transport: signalR.HttpTransportType.WebSockets,
+    })
+    .configureLogging(signalR.LogLevel.None)
+    .build();
+}
+
+// waits until pred() holds (events arrive on their own)
+async function until(what, pred) {
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function attempt(step, call) {
+  try {
+    const result = await call();
+    say(step, { ok: true, result });
+  } catch (e) {
+    say(step, { ok: false, error: String(e.message || e) });
+  }
+}
+
+const hub = connect(key);
+const results = [];
+const progress = [];
+const failures = [];
+hub.on("NestingResult", (r) => {
+  results.push(r);
+  say("event NestingResult", { RequestId: r.RequestId, NestingStatus: r.Status.NestingStatus, ResultIdentity: r.Status.ResultIdentity, PartsPlaced: r.Status.PartsPlaced, Utilisation: r.Status.Utilisation });
+});
+hub.on("NestingProgress", (p) => {
+  progress.push(p);
+  say("event NestingProgress", p);
+});
+hub.on("NestingFailed", (f) => {
+  failures.push(f);
+  say("event NestingFailed", f);
+});
+
+await hub.start();
+say("connected", { state: hub.state });
+
+// a held nest: subscribe, start it, watch its results until the final one
+await attempt("SubscribeToNest held", () => hub.invoke("SubscribeToNest", held));
+await attempt("StartNesting held", () => hub.invoke("StartNesting", held));
+await until("the held nest's final result", () => results.some((r) => r.RequestId === held && r.Status.NestingStatus === 1));
+say("held done", { results: results.filter((r) => r.RequestId === held).length, progress: progress.filter((p) => p.RequestId === held).length });
+
+// a long nest: start it, stop it once it has a result, and get its best as the final one
+const startedAt = Date.now();
+await attempt("StartNesting long", () => hub.invoke("StartNesting", long));
+await until("the long nest's first progress", () => progress.some((p) => p.RequestId === long));
+await attempt("StopNesting long", () => hub.invoke("StopNesting", long));
+await until("the long nest's final result", () => results.some((r) => r.RequestId === long && r.Status.NestingStatus === 1));
+say("long done", { seconds: (Date.now() - startedAt) / 1000 });
+await attempt("StopNesting long again", () => hub.invoke("StopNesting", long));
+
+// bad invocations: each gets an error, the connection stays
+await attempt("unknown method", () => hub.invoke("Nope", held));
+await attempt("no arguments", () => hub.invoke("SubscribeToNest"));
+await attempt("wrong argument type", () => hub.invoke("SubscribeToNest", 42));
+await attempt("another account's job", () => hub.invoke("SubscribeToNest", foreign));
+await attempt("start a job twice", () => hub.invoke("StartNesting", held));
+await attempt("GenerateExport", () => hub.invoke("GenerateExport", held, "", "DXF"));
+say("still connected", { state: hub.state });
+
+// a second connection, late: it gets the latest result at once
+const late = connect(key);
+const lateResults = [];
+late.on("NestingResult", (r) => lateResults.push(r));
+await late.start();
+await attempt("late SubscribeToNest", () => late.invoke("SubscribeToNest", held));
+await until("the late subscriber's result", () => lateResults.length > 0);
+say("late result", { RequestId: lateResults[0].RequestId, NestingStatus: lateResults[0].Status.NestingStatus });
+await late.stop();
+
+await hub.stop();
+say("stopped", { state: hub.state });
+
+// a wrong key is refused at negotiate
+const wrong = connect("kerf_0000000000000000_00");
+await attempt("wrong key", () => wrong.start());
