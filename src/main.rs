@@ -98,6 +98,10 @@ enum Cmd {
         /// the dashboard (repeatable): requests from it are not held to their key's origins.
         #[arg(long)]
         public_origin: Vec<String>,
+        /// How long an export made through the hub (GenerateExport) stays in the export
+        /// cache, in minutes.
+        #[arg(long, default_value_t = 60.0)]
+        export_cache_minutes: f64,
         /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
         #[arg(long)]
         webhook_retry_delays: Option<String>,
@@ -380,6 +384,7 @@ fn run(cli: Cli) -> Result<()> {
             max_queued_per_key,
             key_requests_per_minute,
             public_origin,
+            export_cache_minutes,
             webhook_retry_delays,
             workers,
             compute,
@@ -388,6 +393,7 @@ fn run(cli: Cli) -> Result<()> {
             max_queued_per_key,
             key_requests_per_minute,
             public_origin,
+            export_cache_minutes,
             listen,
             database,
             webhook_allow_cidr,

@@ -154,7 +154,8 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
         ("wrong argument type", "takes one argument"),
         ("another account's job", "no job"),
         ("start a job twice", "not waiting for a delayed start"),
-        ("GenerateExport", "not available"),
+        ("GenerateExport bad type", "ResponseType"),
+        ("GenerateExport no arguments", "takes three arguments"),
     ] {
         let l = transcript_step(&lines, step);
         assert_eq!(l["ok"], false, "{l}");

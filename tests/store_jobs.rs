@@ -973,3 +973,90 @@ async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_hea
         StopRequest::NotRunning(JobState::Completed)
     );
 }
+
+#[tokio::test]
+async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires() {
+    let store = Store::open_sqlite(&temp_db("cache")).await.unwrap();
+    let nest = NewJob {
+        id: "n1",
+        api_key_id: "k",
+        kind: "nest2d:dxf",
+        request: "{}",
+        webhook_uri: None,
+        held: false,
+        reserved_ms: 0,
+    };
+    store.enqueue(&nest, 0).await.unwrap();
+    let export = |id: &'static str| NewJob {
+        id,
+        api_key_id: "k",
+        kind: "export",
+        request: "{}",
+        webhook_uri: None,
+        held: false,
+        reserved_ms: 0,
+    };
+    assert_eq!(
+        store
+            .queue_cached_export(&export("e1"), "n1", "r1", "DXF", 1)
+            .await
+            .unwrap(),
+        CacheQueue::Queued
+    );
+    assert_eq!(
+        store
+            .queue_cached_export(&export("e2"), "n1", "r1", "DXF", 2)
+            .await
+            .unwrap(),
+        CacheQueue::Busy,
+        "the same export is being made"
+    );
+    let c = store
+        .claim(Lane::Exports, "w", 1_000, 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.id, "e1");
+    let cached = Outcome::Cached {
+        payload: "{\"x\":1}",
+        expires_at: 100,
+    };
+    assert!(store.finish("e1", c.attempt, cached, &[], 4).await.unwrap());
+    let got = store
+        .cached_export("n1", "r1", "DXF")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.job_state, JobState::Completed);
+    assert_eq!(got.payload.as_deref(), Some("{\"x\":1}"));
+    assert_eq!((got.created_at, got.expires_at), (Some(4), Some(100)));
+    assert!(store
+        .cached_export("n1", "r1", "Render")
+        .await
+        .unwrap()
+        .is_none());
+    match store
+        .queue_cached_export(&export("e3"), "n1", "r1", "DXF", 50)
+        .await
+        .unwrap()
+    {
+        CacheQueue::Fresh(e) => assert_eq!(e.expires_at, Some(100)),
+        other => panic!("{other:?}"),
+    }
+    // expired: the purge drops the payload, the row stays to say so
+    assert_eq!(store.purge_export_cache(100).await.unwrap(), 1);
+    let got = store
+        .cached_export("n1", "r1", "DXF")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.payload, None);
+    // and it may be made again
+    assert_eq!(
+        store
+            .queue_cached_export(&export("e4"), "n1", "r1", "DXF", 200)
+            .await
+            .unwrap(),
+        CacheQueue::Queued
+    );
+}

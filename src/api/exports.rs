@@ -9,7 +9,7 @@ use super::error::ApiError;
 use super::nesting::{body_of, query_value, required_id, stored_result};
 use super::AppState;
 use crate::jobs::{run_export, KIND_EXPORT};
-use crate::store::{now_ms, ApiKey, NewJob};
+use crate::store::{now_ms, ApiKey, CacheQueue, JobState, NewJob};
 use crate::wire::{self, exports::ExportJob, exports::ResponseType, FieldError};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -30,6 +30,47 @@ pub struct RenderQuery {
     /// The result (alias ResultId); absent: the job's latest.
     #[param(rename = "ResultIdentity")]
     pub result_identity: Option<String>,
+}
+
+/// An export of job `id`'s result `result_id` (None: the latest) of type `response_type`,
+/// checked in full: the job and the result are the account's, and the nesting request has the
+/// settings block the type needs (a Runtime export: or `settings`, the call's own). The export
+/// job's spec (for the webhook: `cache_minutes` None).
+pub(super) async fn export_job(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    result_id: Option<&str>,
+    response_type: ResponseType,
+    settings: Option<serde_json::Value>,
+) -> Result<ExportJob, ApiError> {
+    let (job, stored, request) = stored_result(state, key, id, result_id).await?;
+    let request: serde_json::Value = serde_json::from_str(&request).map_err(ApiError::internal)?;
+    if let Some(block) = response_type.settings_block() {
+        let present = !request["Request"][block].is_null();
+        let supplied = response_type == ResponseType::Runtime && settings.is_some();
+        if !present && !supplied {
+            let also = if response_type == ResponseType::Runtime {
+                " (or send ReportSourceRenderingSettings as this call's body)"
+            } else {
+                ""
+            };
+            return Err(ApiError::field(
+                format!("Request.{block}"),
+                format!(
+                    "the nesting request of job {id} has no {block}: a {} export needs it{also}",
+                    response_type.name()
+                ),
+            ));
+        }
+    }
+    Ok(ExportJob {
+        request_id: job.id,
+        result_id: stored.id,
+        response_type: response_type.name().into(),
+        settings,
+        cache_minutes: None,
+    })
 }
 
 /// A picture of a result: every distinct sheet layout with its multiplicity, per the
@@ -197,35 +238,10 @@ async fn queue_export(
     if !errors.is_empty() {
         return Err(ApiError::fields(errors));
     }
-    // the job and the result
-    let (job, stored, request) = stored_result(&state, &key, &id, Some(&result_id)).await?;
-    let request: serde_json::Value = serde_json::from_str(&request).map_err(ApiError::internal)?;
-    // the settings block the type needs, on the nesting request (Runtime: or in the body)
-    if let Some(block) = response_type.settings_block() {
-        let present = !request["Request"][block].is_null();
-        let supplied = response_type == ResponseType::Runtime && settings.is_some();
-        if !present && !supplied {
-            let also = if response_type == ResponseType::Runtime {
-                " (or send ReportSourceRenderingSettings as this call's body)"
-            } else {
-                ""
-            };
-            return Err(ApiError::field(
-                format!("Request.{block}"),
-                format!(
-                    "the nesting request of job {id} has no {block}: a {} export needs it{also}",
-                    response_type.name()
-                ),
-            ));
-        }
-    }
+    let spec = export_job(&state, &key, &id, Some(&result_id), response_type, settings).await?;
     let export_id = uuid::Uuid::new_v4().to_string();
-    let spec = wire::to_json(&ExportJob {
-        request_id: job.id.clone(),
-        result_id: stored.id.clone(),
-        response_type: response_type.name().into(),
-        settings,
-    });
+    let (job_id, stored_id) = (spec.request_id.clone(), spec.result_id.clone());
+    let spec = wire::to_json(&spec);
     let queued = state
         .store
         .enqueue_export(
@@ -238,7 +254,7 @@ async fn queue_export(
                 held: false,
                 reserved_ms: 0,
             },
-            &stored.id,
+            &stored_id,
             response_type.name(),
             now_ms(),
         )
@@ -249,14 +265,161 @@ async fn queue_export(
             format!(
                 "a {} export of result {} was already requested (each ResponseType once per result; a failed one may be asked for again)",
                 response_type.name(),
-                stored.id
+                stored_id
             ),
         ));
     }
     state.wake.exports.notify_one();
-    tracing::info!(export = %export_id, job = %job.id, result = %stored.id, kind = response_type.name(), "export queued");
+    tracing::info!(export = %export_id, job = %job_id, result = %stored_id, kind = response_type.name(), "export queued");
     Ok(Json(wire::ExportAccepted {
         success: true,
         error: None,
     }))
+}
+
+/// What GenerateExport did.
+pub(super) enum CacheOutcome {
+    /// The export job is queued; ExportReady follows.
+    Queued(ExportJob),
+    /// The export is in the cache until this time (Unix ms).
+    Fresh(ExportJob, i64),
+}
+
+/// Queues an export of job `id`'s result `result_id` (None: the latest) for the export cache
+/// (the hub's GenerateExport), kept `state.export_cache_minutes`; or says it is there. 409
+/// when the same export is being made.
+pub(super) async fn queue_cached(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    result_id: Option<&str>,
+    response_type: ResponseType,
+) -> Result<CacheOutcome, ApiError> {
+    let mut spec = export_job(state, key, id, result_id, response_type, None).await?;
+    spec.cache_minutes = Some(state.export_cache_minutes);
+    let export_id = uuid::Uuid::new_v4().to_string();
+    let queued = state
+        .store
+        .queue_cached_export(
+            &NewJob {
+                id: &export_id,
+                api_key_id: &key.id,
+                kind: KIND_EXPORT,
+                request: &wire::to_json(&spec),
+                webhook_uri: None,
+                held: false,
+                reserved_ms: 0,
+            },
+            &spec.request_id,
+            &spec.result_id,
+            &spec.response_type,
+            now_ms(),
+        )
+        .await?;
+    match queued {
+        CacheQueue::Queued => {
+            state.wake.exports.notify_one();
+            tracing::info!(export = %export_id, job = %spec.request_id, kind = %spec.response_type, "export for the cache queued");
+            Ok(CacheOutcome::Queued(spec))
+        }
+        CacheQueue::Busy => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "a {} export of result {} is being made already; ExportReady follows",
+                spec.response_type, spec.result_id
+            ),
+        )),
+        CacheQueue::Fresh(cached) => {
+            let expires = cached.expires_at.unwrap_or_default();
+            Ok(CacheOutcome::Fresh(spec, expires))
+        }
+    }
+}
+
+/// An export made through the hub (GenerateExport), from the export cache: Ready with
+/// PayloadJson, or Ready false with the reason (absent, expired, still being made, failed, or
+/// not made through the hub: webhook exports are not cached).
+#[utoipa::path(get, path = "/v1/nesting/export/cached", tag = "exports", params(RenderQuery, CachedQuery),
+    responses(
+        (status = 200, description = "Ready with PayloadJson, or Ready false with Error", body = wire::exports::CachedNestingExportResponse),
+        (status = 400, description = "RequestId or ResponseType missing or wrong", body = wire::ErrorBody),
+        (status = 404, description = "no such job or result for this account", body = wire::ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub async fn cached(
+    State(state): State<AppState>,
+    Caller(key): Caller,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<wire::exports::CachedNestingExportResponse>, ApiError> {
+    let id = required_id(
+        query_value(&q, &["RequestId", "NestIdentifier"]),
+        "RequestId (query)",
+    )?;
+    let result_id =
+        query_value(&q, &["ResultIdentity", "ResultId"]).filter(|v| !v.trim().is_empty());
+    let response_type = query_value(&q, &["ResponseType"])
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| {
+            ApiError::field(
+                "ResponseType (query)",
+                "missing: the type generated over the hub (Result, Render, DXF, ReportSource, RemnantExport, Runtime, PartsExport)",
+            )
+        })
+        .and_then(|t| ResponseType::parse(&t).map_err(|m| ApiError::field("ResponseType (query)", m)))?;
+    let (job, stored, _) = stored_result(&state, &key, &id, result_id.as_deref()).await?;
+    let mut answer = wire::exports::CachedNestingExportResponse {
+        request_id: job.id.clone(),
+        result_id: stored.id.clone(),
+        response_type: response_type.name().into(),
+        ..Default::default()
+    };
+    let now = now_ms();
+    let cached = state
+        .store
+        .cached_export(&job.id, &stored.id, response_type.name())
+        .await?;
+    let why_not = match &cached {
+        None => Some(format!(
+            "no {} export of result {} was made through the hub (GenerateExport); exports delivered to a webhook are not cached",
+            response_type.name(),
+            stored.id
+        )),
+        Some(c) => {
+            answer.created_utc = c.created_at.map(wire::utc);
+            answer.expires_utc = c.expires_at.map(wire::utc);
+            match c.job_state {
+                JobState::Queued | JobState::Running | JobState::Held => {
+                    Some("the export is still being made; ExportReady follows on the hub".into())
+                }
+                JobState::Failed => Some(format!(
+                    "the export failed: {}",
+                    c.job_error.as_deref().unwrap_or("no reason recorded")
+                )),
+                JobState::Completed => match (&c.payload, c.expires_at) {
+                    (Some(payload), Some(expires)) if expires > now => {
+                        answer.payload_json = Some(payload.clone());
+                        None
+                    }
+                    _ => Some(format!(
+                        "the export expired at {}; generate it again",
+                        c.expires_at.map(wire::utc).unwrap_or_default()
+                    )),
+                },
+            }
+        }
+    };
+    answer.ready = why_not.is_none();
+    answer.error = why_not;
+    Ok(Json(answer))
+}
+
+/// Documents the ResponseType of the cached-export call.
+#[derive(Debug, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct CachedQuery {
+    /// The type generated over the hub: Result, Render, DXF, ReportSource, RemnantExport,
+    /// Runtime, PartsExport (or 0 to 6).
+    #[param(rename = "ResponseType")]
+    pub response_type: String,
 }

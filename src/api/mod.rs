@@ -54,6 +54,8 @@ pub struct AppState {
     pub public_origins: Arc<Vec<String>>,
     /// The live hub's connections and subscriptions.
     pub hub: Hub,
+    /// How long an export made through the hub stays in the export cache.
+    pub export_cache_minutes: f64,
 }
 
 impl AppState {
@@ -81,7 +83,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/quotenesting", "quote nesting"),
     ("/v1/nesting/geometryquotenesting", "quote nesting"),
     ("/v1/nesting/exportquotenest", "quote nesting"),
-    ("/v1/nesting/export/cached", "exports"),
 ];
 
 pub fn router(state: AppState, body_limit: usize) -> Router {
@@ -104,6 +105,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
             get(exports::export).post(exports::export),
         )
         .route("/v1/nesting/render", get(exports::render))
+        .route("/v1/nesting/export/cached", get(exports::cached))
         .route("/v1/auth/validate", get(account::validate))
         .route("/v1/apiKey/validUntil", get(account::valid_until))
         .route("/v1/status", get(account::status))

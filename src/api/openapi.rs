@@ -14,7 +14,7 @@ use utoipa::{Modify, OpenApi};
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::continue_nest, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
-        exports::render, exports::export,
+        exports::render, exports::export, exports::cached,
         account::validate, account::valid_until, account::status, account::fairness, account::recent_jobs,
         keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type, keys::set_weight,
         keys::origins, keys::add_origin, keys::remove_origin,

@@ -26,6 +26,8 @@ pub struct ServeArgs {
     pub key_requests_per_minute: u32,
     /// The origins this server's own pages are reached at (its dashboard).
     pub public_origin: Vec<String>,
+    /// How long an export made through the hub stays in the export cache.
+    pub export_cache_minutes: f64,
     /// Webhook retry delays in seconds, comma-separated (None: the design's schedule).
     pub webhook_retry_delays: Option<String>,
     /// Jobs held at once (0: one per core).
@@ -50,6 +52,9 @@ async fn serve(a: ServeArgs) -> Result<()> {
         .iter()
         .map(|o| api::canonical_origin(o).map_err(|e| anyhow::anyhow!("--public-origin {o}: {e}")))
         .collect::<Result<Vec<_>>>()?;
+    if !(a.export_cache_minutes.is_finite() && a.export_cache_minutes > 0.0) {
+        anyhow::bail!("--export-cache-minutes: must be a number above 0");
+    }
     let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
     if let Some(token) = store.bootstrap(FIRST_KEY_PARALLELISM, now_ms()).await? {
         // shown once: the store keeps only its hash
@@ -104,6 +109,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
         rate_limit: Arc::new(api::KeyRateLimit::new(a.key_requests_per_minute)),
         public_origins: Arc::new(public_origins),
         hub,
+        export_cache_minutes: a.export_cache_minutes,
     };
     let app = api::router(state, a.body_limit_mib * 1024 * 1024);
     let listener = tokio::net::TcpListener::bind(&a.listen)

@@ -40,6 +40,13 @@ pub enum JobEvent {
     Failed {
         job_id: String,
     },
+    /// An export of nest `job_id` is in the export cache until `expires_at` (Unix ms).
+    ExportReady {
+        job_id: String,
+        result_id: String,
+        response_type: String,
+        expires_at: i64,
+    },
 }
 
 impl JobEvent {
@@ -47,7 +54,8 @@ impl JobEvent {
         match self {
             JobEvent::Progress { job_id, .. }
             | JobEvent::Result { job_id }
-            | JobEvent::Failed { job_id } => job_id,
+            | JobEvent::Failed { job_id }
+            | JobEvent::ExportReady { job_id, .. } => job_id,
         }
     }
 }

@@ -85,6 +85,21 @@ pub(super) async fn deliver(ctx: &JobContext, job: &Claimed, body: &str) -> bool
     write_end(ctx, job, Outcome::Delivered, body).await
 }
 
+/// Ends an export made for the cache as Completed, its payload kept until `expires_at`. True
+/// when written, as for `complete`.
+pub(super) async fn cache(ctx: &JobContext, job: &Claimed, payload: &str, expires_at: i64) -> bool {
+    write_end(
+        ctx,
+        job,
+        Outcome::Cached {
+            payload,
+            expires_at,
+        },
+        "",
+    )
+    .await
+}
+
 /// Ends a job as Failed, with an Error delivery (in the shape of its kind) when it has a
 /// webhook.
 pub(super) async fn fail(ctx: &JobContext, job: &Claimed, code: &str, error: &str) {
@@ -102,7 +117,7 @@ async fn write_end(ctx: &JobContext, job: &Claimed, outcome: Outcome<'_>, body: 
         Outcome::Failed { .. } => Some(JobEvent::Failed {
             job_id: job.id.clone(),
         }),
-        Outcome::Delivered => None,
+        Outcome::Delivered | Outcome::Cached { .. } => None,
     };
     match ctx
         .store

@@ -201,11 +201,19 @@ async fn claim_loop(
     while running.join_next().await.is_some() {}
 }
 
+/// Takes back expired leases, and purges expired exports from the export cache.
 async fn rescue_loop(store: Store, wake: Wakeups, shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(RESCUE_PERIOD);
     loop {
         tokio::select! {
-            _ = tick.tick() => take_back(&store, &wake, Lost::Expired).await,
+            _ = tick.tick() => {
+                take_back(&store, &wake, Lost::Expired).await;
+                match store.purge_export_cache(now_ms()).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(exports = n, "expired exports purged from the cache"),
+                    Err(e) => tracing::error!(error = %e, "purging the export cache failed"),
+                }
+            }
             _ = stopped(shutdown.clone()) => return,
         }
     }

@@ -4,11 +4,12 @@
 //! fenced transaction. A failure delivers the fixed failure body instead (spec: Export
 //! deliveries); asking again for a failed export is allowed and safe.
 
-use super::lease::{deliver, end, hold_lease, Ended};
+use super::events::JobEvent;
+use super::lease::{cache, deliver, end, hold_lease, Ended};
 use super::{run2d, JobContext};
 use crate::export::{dxf, remnants, render};
 use crate::nest2d::SheetLayout;
-use crate::store::Claimed;
+use crate::store::{now_ms, Claimed};
 use crate::wire::{self, exports::ExportFailure, exports::ExportJob, exports::ResponseType};
 use base64::Engine;
 
@@ -83,6 +84,20 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
         Ok(Err(e)) => return failed(e),
         Err(e) => return failed(format!("the exporter crashed: {e}")),
     };
+    if let Some(minutes) = spec.cache_minutes {
+        // made for the cache: kept there, and announced to the nest's hub subscribers
+        let expires_at = now_ms() + (minutes * 60_000.0) as i64;
+        if cache(ctx, job, &body, expires_at).await {
+            tracing::info!(job = %job.id, export = kind.name(), nest = %spec.request_id, "export cached");
+            ctx.wake.events.publish(JobEvent::ExportReady {
+                job_id: spec.request_id.clone(),
+                result_id: spec.result_id.clone(),
+                response_type: kind.name().into(),
+                expires_at,
+            });
+        }
+        return Ended::Finished;
+    }
     // the body is the delivery; nothing else is kept
     if deliver(ctx, job, &body).await {
         tracing::info!(job = %job.id, export = kind.name(), nest = %spec.request_id, "export delivered to the outbox");

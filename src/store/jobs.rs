@@ -28,7 +28,7 @@ impl JobState {
             JobState::Failed => "Failed",
         }
     }
-    fn parse(s: &str) -> JobState {
+    pub(super) fn parse(s: &str) -> JobState {
         match s {
             "Held" => JobState::Held,
             "Queued" => JobState::Queued,
@@ -174,6 +174,8 @@ pub enum Outcome<'a> {
     /// Completed with nothing to keep but its deliveries (an export: its body is what it
     /// delivers).
     Delivered,
+    /// Completed: an export made for the cache, its payload kept until `expires_at`.
+    Cached { payload: &'a str, expires_at: i64 },
     Failed {
         /// NestingFailed's ErrorCode (`NestingFailed`, `InvalidRequest`, ...).
         code: &'a str,
@@ -449,7 +451,7 @@ impl Store {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let (state, result, code, error) = match &outcome {
             Outcome::Completed(r) => ("Completed", Some(r), None, None),
-            Outcome::Delivered => ("Completed", None, None, None),
+            Outcome::Delivered | Outcome::Cached { .. } => ("Completed", None, None, None),
             Outcome::Failed { code, error } => ("Failed", None, Some(*code), Some(*error)),
         };
         let r = sqlx::query(
@@ -471,6 +473,13 @@ impl Store {
         }
         if let Some(result) = result {
             super::results::insert(&mut tx, id, result, now_ms).await?;
+        }
+        if let Outcome::Cached {
+            payload,
+            expires_at,
+        } = outcome
+        {
+            super::export_cache::fill(&mut tx, id, payload, now_ms, expires_at).await?;
         }
         super::outbox::insert(&mut tx, id, deliveries, false, now_ms).await?;
         tx.commit().await?;

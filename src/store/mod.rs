@@ -6,6 +6,7 @@
 //! `outbox` (webhook deliveries and their retry bookkeeping), `results` (interim and final
 //! results), `keys` (accounts and hashed API keys).
 
+mod export_cache;
 mod exports;
 mod fairness;
 mod jobs;
@@ -14,6 +15,7 @@ mod outbox;
 mod plans;
 mod results;
 
+pub use export_cache::{CacheQueue, CachedExport};
 pub use jobs::{
     Admission, Claimed, Heartbeat, JobState, JobStatus, JobSummary, Lane, Lost, NewJob, Outcome,
     StopRequest,
@@ -92,6 +94,11 @@ fn migrator() -> Migrator {
             8,
             "hub: error codes and stop requests",
             include_str!("../../migrations/sqlite/0008_hub.sql"),
+        ),
+        m(
+            9,
+            "export cache",
+            include_str!("../../migrations/sqlite/0009_export_cache.sql"),
         ),
     ])
 }

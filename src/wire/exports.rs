@@ -299,6 +299,14 @@ pub struct ExportJob {
     pub response_type: String,
     #[serde(rename = "Settings", default)]
     pub settings: Option<serde_json::Value>,
+    /// Made for the export cache (the hub's GenerateExport), kept this many minutes; None: a
+    /// webhook export.
+    #[serde(
+        rename = "CacheMinutes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_minutes: Option<f64>,
 }
 
 /// The fixed body of a failed export (spec: Export deliveries): no internal detail; the
@@ -620,4 +628,29 @@ fn layer_name(given: Option<String>) -> Option<String> {
         })
         .collect();
     (!name.is_empty()).then_some(name)
+}
+
+/// GET /v1/nesting/export/cached: an export made through the hub's GenerateExport.
+#[derive(Clone, Debug, Default, serde::Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CachedNestingExportResponse {
+    /// True when PayloadJson holds the export.
+    #[serde(rename = "Ready")]
+    pub ready: bool,
+    /// Why not, when Ready is false: absent, expired, still being made, failed, or not made
+    /// through the hub.
+    #[serde(rename = "Error")]
+    pub error: Option<String>,
+    #[serde(rename = "RequestId")]
+    pub request_id: String,
+    #[serde(rename = "ResultId")]
+    pub result_id: String,
+    #[serde(rename = "ResponseType")]
+    pub response_type: String,
+    /// The export (the body a webhook export would carry), as JSON text.
+    #[serde(rename = "PayloadJson")]
+    pub payload_json: Option<String>,
+    #[serde(rename = "CreatedUtc")]
+    pub created_utc: Option<String>,
+    #[serde(rename = "ExpiresUtc")]
+    pub expires_utc: Option<String>,
 }

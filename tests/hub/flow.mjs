@@ -55,6 +55,20 @@ hub.on("NestingFailed", (f) => {
   failures.push(f);
   say("event NestingFailed", f);
 });
+const ready = [];
+hub.on("ExportReady", (e) => {
+  ready.push(e);
+  say("event ExportReady", e);
+});
+
+// GET /v1/nesting/export/cached, as any HTTP client would
+async function cached(id, type) {
+  const r = await fetch(`${base}/v1/nesting/export/cached?RequestId=${id}&ResponseType=${type}`, {
+    headers: { Authorization: `Bearer ${key}`, Accept: "application/json" },
+  });
+  const body = await r.json();
+  return { status: r.status, Ready: body.Ready, Error: body.Error, ResponseType: body.ResponseType, ResultId: body.ResultId, PayloadBytes: body.PayloadJson ? body.PayloadJson.length : 0, PayloadRequestId: body.PayloadJson ? JSON.parse(body.PayloadJson).RequestId ?? null : null, ExpiresUtc: body.ExpiresUtc };
+}
 
 await hub.start();
 say("connected", { state: hub.state });
@@ -80,7 +94,17 @@ await attempt("no arguments", () => hub.invoke("SubscribeToNest"));
 await attempt("wrong argument type", () => hub.invoke("SubscribeToNest", 42));
 await attempt("another account's job", () => hub.invoke("SubscribeToNest", foreign));
 await attempt("start a job twice", () => hub.invoke("StartNesting", held));
-await attempt("GenerateExport", () => hub.invoke("GenerateExport", held, "", "DXF"));
+await attempt("GenerateExport bad type", () => hub.invoke("GenerateExport", held, "", "Bitmap"));
+await attempt("GenerateExport no arguments", () => hub.invoke("GenerateExport", held));
+say("cached before", await cached(held, "Result"));
+
+// an export through the hub: ExportReady, then read from the cache
+await attempt("GenerateExport", () => hub.invoke("GenerateExport", held, "", "Result"));
+await until("ExportReady", () => ready.length > 0);
+say("cached after", await cached(held, "Result"));
+say("cached other type", await cached(held, "DXF"));
+await attempt("GenerateExport again", () => hub.invoke("GenerateExport", held, null, 0));
+await until("a second ExportReady", () => ready.length > 1);
 say("still connected", { state: hub.state });
 
 // a second connection, late: it gets the latest result at once

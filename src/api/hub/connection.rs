@@ -1,6 +1,6 @@
 //! One hub connection: the handshake, then the client's invocations (SubscribeToNest,
 //! StartNesting, StopNesting, GenerateExport) answered with completions, the subscribed jobs'
-//! events sent as NestingProgress, NestingResult and NestingFailed, a ping every 15 s, and a
+//! events sent as NestingProgress, NestingResult, NestingFailed and ExportReady, a ping every 15 s, and a
 //! close when the client has been silent for 30 s. A bad invocation gets a completion with an
 //! error; the connection stays.
 //!
@@ -11,11 +11,13 @@
 
 use super::protocol::{self, Incoming};
 use super::{Hub, Signal};
+use crate::api::exports::{queue_cached, CacheOutcome};
 use crate::api::nesting::{start_held, stop_running};
 use crate::api::AppState;
 use crate::jobs::events::{JobEvent, Progress};
 use crate::jobs::run2d::KIND_PREFIX;
 use crate::store::{ApiKey, JobState};
+use crate::wire::exports::ResponseType;
 use axum::extract::ws::{Message, WebSocket};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -239,11 +241,41 @@ impl Connection {
                     .map_err(|e| e.message)?;
                 Ok(json!({"RequestId": id, "Stopping": true}))
             }
-            "GenerateExport" => Err(
-                "GenerateExport is not available in this version of kerf (the export cache comes later); \
-                 POST /v1/nesting/export with a WebHookUri delivers every export type"
-                    .into(),
-            ),
+            "GenerateExport" => {
+                let (id, result_id, response_type) = export_arguments(arguments)?;
+                self.nest_job(&id).await?;
+                let outcome = queue_cached(
+                    &self.state,
+                    &self.key,
+                    &id,
+                    result_id.as_deref(),
+                    response_type,
+                )
+                .await
+                .map_err(|e| e.message)?;
+                // the caller hears ExportReady on this connection
+                self.subscribe(&id).await?;
+                Ok(match outcome {
+                    CacheOutcome::Queued(spec) => json!({
+                        "RequestId": spec.request_id, "ResultId": spec.result_id,
+                        "ResponseType": spec.response_type, "Status": "Queued",
+                    }),
+                    CacheOutcome::Fresh(spec, expires_at) => {
+                        // in the cache already: announced again, as if just made
+                        let _ = self.tx.send(Signal::Event(JobEvent::ExportReady {
+                            job_id: spec.request_id.clone(),
+                            result_id: spec.result_id.clone(),
+                            response_type: spec.response_type.clone(),
+                            expires_at,
+                        }));
+                        json!({
+                            "RequestId": spec.request_id, "ResultId": spec.result_id,
+                            "ResponseType": spec.response_type, "Status": "Ready",
+                            "ExpiresUtc": crate::wire::utc(expires_at),
+                        })
+                    }
+                })
+            }
             other => Err(format!(
                 "unknown hub method '{other}': this hub has SubscribeToNest, StartNesting, StopNesting and GenerateExport"
             )),
@@ -298,6 +330,23 @@ impl Connection {
                         protocol::event("NestingProgress", progress_body(&job_id, &progress)),
                     )
                     .await?;
+                }
+                Ok(())
+            }
+            Signal::Event(JobEvent::ExportReady {
+                job_id,
+                result_id,
+                response_type,
+                expires_at,
+            }) => {
+                if self.subscribed.contains_key(&job_id) {
+                    let body = json!({
+                        "RequestId": job_id,
+                        "ResultId": result_id,
+                        "ResponseType": response_type,
+                        "ExpiresUtc": crate::wire::utc(expires_at),
+                    });
+                    send(socket, protocol::event("ExportReady", body)).await?;
                 }
                 Ok(())
             }
@@ -375,6 +424,37 @@ fn progress_body(id: &str, p: &Progress) -> Value {
         "PartsPlaced": p.parts_placed,
         "SheetsUsed": p.sheets_used,
     })
+}
+
+/// GenerateExport's arguments: RequestId, ResultIdentity (empty or null: the latest result)
+/// and ResponseType (a name, or 0 to 6).
+fn export_arguments(arguments: &[Value]) -> Result<(String, Option<String>, ResponseType), String> {
+    let usage = || {
+        format!(
+            "GenerateExport takes three arguments, RequestId (a string), ResultIdentity (a string; empty for the latest result) and ResponseType (Result, Render, DXF, ReportSource, RemnantExport, Runtime, PartsExport, or 0 to 6); got {}",
+            Value::Array(arguments.to_vec())
+        )
+    };
+    let [id, result, kind] = arguments else {
+        return Err(usage());
+    };
+    let id = id
+        .as_str()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(usage)?;
+    let result = match result {
+        Value::Null => None,
+        Value::String(s) if s.trim().is_empty() => None,
+        Value::String(s) => Some(s.trim().to_string()),
+        _ => return Err(usage()),
+    };
+    let kind = match kind {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return Err(usage()),
+    };
+    let kind = ResponseType::parse(&kind).map_err(|e| format!("ResponseType: {e}"))?;
+    Ok((id.trim().to_string(), result, kind))
 }
 
 /// The one argument of a method that takes a RequestId.
