@@ -269,6 +269,7 @@ async fn the_dashboard_manages_keys_origins_and_shows_plan_and_jobs_in_a_real_br
     c.goto(&format!("{dashboard}#/jobs")).await.unwrap();
     let row = format!("tr[data-job='{nest_id}']");
     wait_text(&c, &row, "Completed").await;
+    wait_text(&c, &row, "Live view").await;
     click(&c, &format!("{row} button")).await;
     wait_text(&c, "#render-title", &nest_id).await;
     let src = c
@@ -297,7 +298,49 @@ async fn the_dashboard_manages_keys_origins_and_shows_plan_and_jobs_in_a_real_br
     );
     screenshot(&c, &shots, "jobs").await;
 
+    // the live view of a held nest: start it, watch it run, stop it, make an export
+    let mut held = dxf_request(&[("part_1.dxf", 80)], (600.0, 400.0), None, 60.0, false);
+    held["AutomaticallyStartNesting"] = json!(false);
+    let live_id = server.client(&usage).submit("/v1/nesting", &held).await;
+    c.goto(&format!("{}/dashboard/nests/{live_id}", server.base))
+        .await
+        .unwrap();
+    wait_text(&c, "#nest-state", "Queued").await;
+    click(&c, "#start").await;
+    wait_text(&c, "#nest-state", "Running").await;
+    // a figure from the hub: time elapsed while it runs
+    wait_text(&c, "#fig-elapsed", " s").await;
+    // the first interim result draws the layout
+    let end = std::time::Instant::now() + WAIT;
+    while !c
+        .find(Locator::Css("#layout"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap_or(false)
+    {
+        assert!(
+            std::time::Instant::now() < end,
+            "no layout drawn while the nest ran"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    screenshot(&c, &shots, "live").await;
+    click(&c, "#stop").await;
+    wait_text(&c, "#nest-state", "Completed").await;
+    wait_text(&c, "#fig-result", "final result").await;
+    // an export that needs settings the request lacks: the server's reason is shown
+    click(&c, "#export-buttons button[data-type=DXF]").await;
+    wait_text(&c, "#flash.alert-error", "DXF").await;
+    click(&c, "#export-buttons button[data-type=Result]").await;
+    wait_text(&c, "#exports-table tbody", "Result").await;
+    let status = server.client(&usage).status(&live_id).await;
+    assert_eq!(status.body["Status"], "Completed", "{}", status.text);
+
     // signing out forgets the key
+    c.goto(&dashboard).await.unwrap();
+    wait_text(&c, "#signout", "Sign out").await;
     click(&c, "#signout").await;
     wait_text(&c, "#signin h1", "Sign in").await;
     let stored: serde_json::Value = c

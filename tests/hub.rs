@@ -175,6 +175,29 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
     assert!(wrong["error"].as_str().unwrap().contains("401"), "{wrong}");
 }
 
+/// The dashboard's live view ships the official browser client: byte for byte the npm
+/// package's (assets/dashboard/vendor/README.md).
+#[test]
+fn the_vendored_signalr_browser_client_is_the_packages() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let package =
+        root.join("tests/hub/node_modules/@microsoft/signalr/dist/browser/signalr.min.js");
+    if !package.is_file() {
+        let required = std::env::var("KERF_REQUIRE_NODE").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "KERF_REQUIRE_NODE=1 but tests/hub/node_modules is missing"
+        );
+        eprintln!("skipped: no tests/hub/node_modules");
+        return;
+    }
+    let vendored = std::fs::read(root.join("assets/dashboard/vendor/signalr.min.js")).unwrap();
+    assert!(
+        std::fs::read(package).unwrap() == vendored,
+        "assets/dashboard/vendor/signalr.min.js differs from the package's"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn continue_stops_a_running_nest_with_its_best_result_as_the_final_one() {
     let dir = temp_dir("continue");

@@ -433,7 +433,9 @@ async function loadJobs() {
     el("td", {}, badge(j.Status, STATUS_KIND[j.Status]), j.Error ? el("span", { class: "sub" }, j.Error) : null),
     el("td", { class: "num" }, seconds(j.CreatedAt, j.StartedAt)),
     el("td", { class: "num" }, seconds(j.StartedAt, j.CompletedAt)),
-    el("td", { class: "actions" }, j.HasRender ? el("button", { type: "button", class: "btn btn-small", onclick: () => showRender(j.RequestId) }, "View render") : null))));
+    el("td", { class: "actions" }, el("span", { class: "row-actions" },
+      j.Kind === "2D nest" ? el("a", { class: "btn btn-small", href: "/dashboard/nests/" + encodeURIComponent(j.RequestId) }, "Live view") : null,
+      j.HasRender ? el("button", { type: "button", class: "btn btn-small", onclick: () => showRender(j.RequestId) }, "View render") : null)))));
   $("jobs-empty").hidden = jobs.length > 0;
 }
 

@@ -126,6 +126,12 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/dashboard/", get(dashboard::index))
         .route("/dashboard/dashboard.css", get(dashboard::style))
         .route("/dashboard/dashboard.js", get(dashboard::script))
+        .route("/dashboard/nest.js", get(dashboard::nest_script))
+        .route(
+            "/dashboard/vendor/signalr.min.js",
+            get(dashboard::signalr_client),
+        )
+        .route("/dashboard/nests/{id}", get(dashboard::nest_page))
         .route("/hubs/nesting/negotiate", post(hub::negotiate))
         .route("/hubs/nesting", get(hub::connect))
         .route("/healthz", get(health::healthz))

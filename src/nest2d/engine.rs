@@ -136,6 +136,11 @@ pub fn nest(
     let result_of = |filled: &[FilledSheet], unplaced: &[(Item, String)]| -> NestResult {
         build_result(problem, filled, unplaced, start, &engine_name)
     };
+    // the first complete layout is a result already: a watcher sees it long before the
+    // search's first improvement (which may take most of the time limit on a big job)
+    if !filled.is_empty() {
+        on_interim(&result_of(&filled, &unplaced));
+    }
 
     // several sheets: rebuild them one by one, each dense, and empty the last into the others;
     // the last sheet's compaction below gets what time that leaves
