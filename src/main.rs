@@ -311,6 +311,23 @@ enum BenchCmd {
         #[arg(long, default_value = "both")]
         arrival: String,
     },
+    /// The live hub under load through a real `kerf serve`: idle connections, subscribers of
+    /// running nests, probes timing invocation round trips; memory per connection, round trip
+    /// p50/p99, and whether every subscriber got its final result.
+    Hub {
+        #[arg(long, default_value_t = 2000)]
+        idle: usize,
+        #[arg(long, default_value_t = 50)]
+        subscribers: usize,
+        #[arg(long, default_value_t = 10)]
+        probes: usize,
+        /// MaxRunTimeSeconds of the subscribers' nests.
+        #[arg(long, default_value_t = 1.0)]
+        nest_seconds: f64,
+        /// Job slots of the server.
+        #[arg(long, default_value_t = 2)]
+        slots: usize,
+    },
 }
 
 fn main() {
@@ -532,7 +549,63 @@ fn run(cli: Cli) -> Result<()> {
                     arrival,
                 },
         } => bench_fairness(a_nests, b_nests, slots, nest_seconds, &arrival),
+        Cmd::Bench {
+            which:
+                BenchCmd::Hub {
+                    idle,
+                    subscribers,
+                    probes,
+                    nest_seconds,
+                    slots,
+                },
+        } => bench_hub(&kerf::bench::hub::Options {
+            idle,
+            subscribers,
+            probes,
+            nest_seconds,
+            slots,
+        }),
     }
+}
+
+fn bench_hub(o: &kerf::bench::hub::Options) -> Result<()> {
+    use kerf::bench::quantile;
+    let m = kerf::bench::hub::run(o)?;
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    println!(
+        "live hub: {} idle connections, {} subscribers of {} s nests on {} job slots, {} probes",
+        o.idle, o.subscribers, o.nest_seconds, o.slots, o.probes
+    );
+    println!(
+        "{:>6} {:>13} {:>12} {:>12} {:>13} {:>12} {:>12} {:>6} {:>7} {:>5} {:>9}",
+        "idle",
+        "idle kept",
+        "RSS before",
+        "RSS after",
+        "KiB per conn",
+        "RTT p50 ms",
+        "RTT p99 ms",
+        "nests",
+        "finals",
+        "lost",
+        "seconds"
+    );
+    println!(
+        "{:>6} {:>13} {:>10.1}Mi {:>10.1}Mi {:>13.1} {:>12.2} {:>12.2} {:>6} {:>7} {:>5} {:>9.1}",
+        o.idle,
+        m.idle,
+        mib(m.rss_before),
+        mib(m.rss_after),
+        m.rss_after.saturating_sub(m.rss_before) as f64 / 1024.0 / o.idle.max(1) as f64,
+        quantile(&m.round_trips_ms, 0.5),
+        quantile(&m.round_trips_ms, 0.99),
+        m.nests,
+        m.finals,
+        m.nests - m.finals,
+        m.seconds
+    );
+    println!("({} round trips sampled)", m.probes);
+    Ok(())
 }
 
 fn bench_fairness(

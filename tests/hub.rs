@@ -62,6 +62,7 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
     let held = api.submit("/v1/nesting", &held_request(3, 2.0)).await;
     // many parts on several sheets: the search runs to its time limit unless stopped
     let long = api.submit("/v1/nesting", &held_request(80, 60.0)).await;
+    let dropped = api.submit("/v1/nesting", &held_request(80, 4.0)).await;
     let other_account = {
         let o = Command::new(kerf_bin())
             .args(["accounts", "create", "--name", "other", "--database"])
@@ -89,7 +90,8 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
         .env("KERF_KEY", &key)
         .env("KERF_HELD", &held)
         .env("KERF_LONG", &long)
-        .env("KERF_FOREIGN", &foreign);
+        .env("KERF_FOREIGN", &foreign)
+        .env("KERF_DROP", &dropped);
     // the script stops itself after 120 s of waiting
     let out = tokio::task::spawn_blocking(move || node.output())
         .await
@@ -169,6 +171,14 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
     let late = transcript_step(&lines, "late result");
     assert_eq!(late["RequestId"], held.as_str());
     assert_eq!(late["NestingStatus"], 1);
+    // a connection dropped mid-nest loses nothing: the nest ran on, and the next connection
+    // got its final result
+    let drop = transcript_step(&lines, "dropped mid-nest");
+    assert_eq!(drop["state"], "Disconnected", "{drop}");
+    let after = transcript_step(&lines, "final after the drop");
+    assert_eq!(after["PartsPlaced"], 80, "{after}");
+    let status = api.status(&dropped).await;
+    assert_eq!(status.body["Status"], "Completed", "{}", status.text);
     // a wrong key: refused at negotiate
     let wrong = transcript_step(&lines, "wrong key");
     assert_eq!(wrong["ok"], false);

@@ -4,12 +4,11 @@
 //! per nest's run time (`Trickle`, a second team at work). The table gives each key's waits
 //! from submission to Running, read from the store's job rows, and the nests' run times.
 
+use super::quantile;
+use super::served::Served;
 use crate::store::{JobState, JobSummary, Store};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use base64::Engine;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How key B's nests arrive.
@@ -53,65 +52,24 @@ pub struct Row {
     pub median_run: f64,
 }
 
-/// `kerf serve` in a temporary directory, killed and removed on drop.
-struct Served {
-    child: Child,
-    dir: PathBuf,
-    base: String,
-    admin: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 fn serve(slots: usize) -> Result<Served> {
-    let dir = std::env::temp_dir().join(format!(
-        "kerf-bench-fairness-{}-{}",
-        std::process::id(),
-        crate::store::now_ms()
-    ));
-    std::fs::create_dir_all(&dir)?;
-    let exe = std::env::current_exe().context("finding this kerf binary")?;
-    let mut child = Command::new(exe)
-        .args(["serve", "--listen", "127.0.0.1:0", "--database"])
-        .arg(dir.join("kerf.db"))
-        .args(["--workers", &slots.to_string()])
-        // the flood is the point: no per-key queue cap or request rate in the way; webhooks
-        // go to a closed loopback port (deliveries fail and retry in the background)
-        .args([
+    // the flood is the point: no per-key queue cap or request rate in the way; webhooks go to
+    // a closed loopback port (deliveries fail and retry in the background)
+    Served::start(
+        "fairness",
+        &[
+            "--workers",
+            &slots.to_string(),
             "--max-queued-per-key",
             "100000",
             "--key-requests-per-minute",
             "0",
-        ])
-        .args(["--webhook-allow-cidr", "127.0.0.0/8", "--compute", "cpu"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting kerf serve")?;
-    let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
-    let (mut base, mut admin) = (None, None);
-    for line in BufReader::new(stdout).lines() {
-        let line = line?;
-        if line.starts_with("kerf_") {
-            admin = Some(line.trim().to_string());
-        } else if let Some(addr) = line.strip_prefix("listening on ") {
-            base = Some(addr.trim().to_string());
-            break;
-        }
-    }
-    let served = Served {
-        child,
-        dir,
-        base: base.ok_or_else(|| anyhow!("kerf serve did not start"))?,
-        admin: admin.ok_or_else(|| anyhow!("kerf serve printed no first key"))?,
-    };
-    Ok(served)
+            "--webhook-allow-cidr",
+            "127.0.0.0/8",
+            "--compute",
+            "cpu",
+        ],
+    )
 }
 
 /// A short parametric nest: a few plates and rings on one sheet.
@@ -236,13 +194,4 @@ fn row(key: &'static str, jobs: &[JobSummary]) -> Row {
         max_wait: waits.last().copied().unwrap_or(f64::NAN),
         median_run: quantile(&runs, 0.5),
     }
-}
-
-/// The `q` quantile of sorted `v` (nearest rank).
-fn quantile(v: &[f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-    v[i]
 }

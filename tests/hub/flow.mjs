@@ -8,6 +8,7 @@ const key = process.env.KERF_KEY;
 const held = process.env.KERF_HELD;          // a short held nest: start it, watch it end
 const long = process.env.KERF_LONG;          // a long held nest: start it, stop it early
 const foreign = process.env.KERF_FOREIGN;    // another account's job
+const dropped = process.env.KERF_DROP;       // a held nest watched by a connection that drops
 const deadline = Date.now() + 120_000;
 
 const say = (step, data) => console.log(JSON.stringify({ step, ...data }));
@@ -116,6 +117,24 @@ await attempt("late SubscribeToNest", () => late.invoke("SubscribeToNest", held)
 await until("the late subscriber's result", () => lateResults.length > 0);
 say("late result", { RequestId: lateResults[0].RequestId, NestingStatus: lateResults[0].Status.NestingStatus });
 await late.stop();
+
+// a connection dropped mid-nest: the nest goes on, a new connection gets its final result
+const first = connect(key);
+const firstProgress = [];
+first.on("NestingProgress", (p) => firstProgress.push(p));
+await first.start();
+await attempt("StartNesting dropped", () => first.invoke("StartNesting", dropped));
+await until("the dropped nest's first progress", () => firstProgress.length > 0);
+await first.stop();
+say("dropped mid-nest", { progressSeen: firstProgress.length, state: first.state });
+const second = connect(key);
+const secondResults = [];
+second.on("NestingResult", (r) => secondResults.push(r));
+await second.start();
+await attempt("SubscribeToNest after the drop", () => second.invoke("SubscribeToNest", dropped));
+await until("the dropped nest's final result", () => secondResults.some((r) => r.Status.NestingStatus === 1));
+say("final after the drop", { RequestId: dropped, NestingStatus: 1, PartsPlaced: secondResults.at(-1).Status.PartsPlaced });
+await second.stop();
 
 await hub.stop();
 say("stopped", { state: hub.state });

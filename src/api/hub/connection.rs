@@ -28,6 +28,8 @@ use tokio::time::Instant;
 
 /// The largest message a client may send (the hub's calls are a few hundred bytes).
 pub(super) const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// The socket's read buffer (it grows for a bigger frame, up to MAX_MESSAGE_BYTES).
+pub(super) const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// How often the server pings (SignalR's default KeepAliveInterval).
 const PING_EVERY: Duration = Duration::from_secs(15);
 /// A client silent this long is gone (SignalR's default ClientTimeoutInterval; its clients

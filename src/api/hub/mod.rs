@@ -209,7 +209,11 @@ pub async fn connect(
             )));
         }
     }
+    // small buffers: the hub's messages are a few hundred bytes to a few KiB, and thousands
+    // of mostly idle connections must not each hold the default 128 KiB
     Ok(upgrade
+        .read_buffer_size(connection::READ_BUFFER_BYTES)
+        .write_buffer_size(0)
         .max_message_size(connection::MAX_MESSAGE_BYTES)
         .on_upgrade(move |socket| connection::run(state, key, socket)))
 }
