@@ -127,6 +127,10 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
         1,
         "one final result: {finals:?}"
     );
+    assert_eq!(
+        finals[0]["NestingStatus"], 0,
+        "an interim result (the first layout) before the final one: {finals:?}"
+    );
     let done = transcript_step(&lines, "held done");
     assert!(done["progress"].as_u64().unwrap() >= 1, "{done}");
     // the long nest, stopped: its final result long before its 60 s
