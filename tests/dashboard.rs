@@ -305,7 +305,7 @@ async fn the_dashboard_manages_keys_origins_and_shows_plan_and_jobs_in_a_real_br
     c.goto(&format!("{}/dashboard/nests/{live_id}", server.base))
         .await
         .unwrap();
-    wait_text(&c, "#nest-state", "Queued").await;
+    wait_text(&c, "#nest-state", "Held").await;
     click(&c, "#start").await;
     wait_text(&c, "#nest-state", "Running").await;
     // a figure from the hub: time elapsed while it runs

@@ -110,10 +110,7 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
     assert_eq!(transcript_step(&lines, "connected")["state"], "Connected");
     let sub = transcript_step(&lines, "SubscribeToNest held");
     assert_eq!(sub["ok"], true, "{sub}");
-    assert_eq!(
-        sub["result"],
-        json!({"RequestId": held, "Status": "Queued"})
-    );
+    assert_eq!(sub["result"], json!({"RequestId": held, "Status": "Held"}));
     assert_eq!(transcript_step(&lines, "StartNesting held")["ok"], true);
     // the held nest: progress, then its final result, all parts placed
     let finals: Vec<&Value> = lines

@@ -25,9 +25,9 @@ function setState(s) {
   state = s;
   const badge = $("nest-state");
   badge.textContent = s;
-  badge.className = "badge " + ({ Completed: "badge-ok", Failed: "badge-bad", Running: "badge-info", Queued: "" }[s] || "");
+  badge.className = "badge " + ({ Completed: "badge-ok", Failed: "badge-bad", Running: "badge-info", Held: "badge-warn", Queued: "" }[s] || "");
   $("stop").hidden = s !== "Running";
-  $("start").hidden = s !== "Queued";
+  $("start").hidden = s !== "Held";
   for (const b of document.querySelectorAll("#export-buttons button")) b.disabled = !latestResult;
 }
 
@@ -72,7 +72,7 @@ function onResult(r) {
   $("fig-result").textContent = s.NestingStatus === 1 ? "final result" : "interim result";
   $("layout-note").textContent = s.NestingStatus === 1 ? "final" : "best so far";
   if (s.NestingStatus === 1) setState("Completed");
-  else setState(state === "Queued" ? "Running" : state);
+  else setState(state === "Queued" || state === "Held" ? "Running" : state);
   drawLatest();
 }
 
@@ -124,7 +124,7 @@ async function main() {
     .build();
   hub.on("NestingProgress", (p) => {
     if (p.RequestId !== nestId) return;
-    if (state === "Queued") setState("Running");
+    if (state === "Queued" || state === "Held") setState("Running");
     figures(p);
   });
   hub.on("NestingResult", (r) => { if (r.RequestId === nestId) onResult(r); });
@@ -161,8 +161,11 @@ async function main() {
       .catch((e) => flash(e.message, "error")));
     $("export-buttons").append(b);
   }
+  hub.on("ExportFailed", (e) => {
+    if (e.RequestId === nestId) flash(`The ${e.ResponseType} export failed: ${e.Error}`, "error");
+  });
   $("start").addEventListener("click", () => hub.invoke("StartNesting", nestId)
-    .then(() => flash("Started.", "ok"))
+    .then(() => { setState("Queued"); flash("Started.", "ok"); })
     .catch((e) => flash(e.message, "error")));
   $("stop").addEventListener("click", () => hub.invoke("StopNesting", nestId)
     .then(() => flash("Stopping: the best layout so far becomes the final result.", "ok"))

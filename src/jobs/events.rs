@@ -47,6 +47,13 @@ pub enum JobEvent {
         response_type: String,
         expires_at: i64,
     },
+    /// An export of nest `job_id` made for the cache failed.
+    ExportFailed {
+        job_id: String,
+        result_id: String,
+        response_type: String,
+        error: String,
+    },
 }
 
 impl JobEvent {
@@ -55,7 +62,8 @@ impl JobEvent {
             JobEvent::Progress { job_id, .. }
             | JobEvent::Result { job_id }
             | JobEvent::Failed { job_id }
-            | JobEvent::ExportReady { job_id, .. } => job_id,
+            | JobEvent::ExportReady { job_id, .. }
+            | JobEvent::ExportFailed { job_id, .. } => job_id,
         }
     }
 }
@@ -88,10 +96,11 @@ impl JobEvents {
 
     /// Registers a job this process runs; the guard unregisters it.
     pub fn running(&self, job_id: &str, cancel: Arc<CancelHandle>) -> RunningGuard {
-        self.lock().insert(job_id.to_string(), cancel);
+        self.lock().insert(job_id.to_string(), cancel.clone());
         RunningGuard {
             events: self.clone(),
             job_id: job_id.to_string(),
+            cancel,
         }
     }
 
@@ -116,10 +125,19 @@ impl JobEvents {
 pub struct RunningGuard {
     events: JobEvents,
     job_id: String,
+    cancel: Arc<CancelHandle>,
 }
 
 impl Drop for RunningGuard {
     fn drop(&mut self) {
-        self.events.lock().remove(&self.job_id);
+        // only this attempt's own entry: a later attempt of the same job on this node may have
+        // registered since
+        let mut running = self.events.lock();
+        if running
+            .get(&self.job_id)
+            .is_some_and(|c| Arc::ptr_eq(c, &self.cancel))
+        {
+            running.remove(&self.job_id);
+        }
     }
 }

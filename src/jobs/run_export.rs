@@ -37,7 +37,23 @@ pub(super) async fn run(ctx: JobContext, job: Claimed) {
     let (heartbeat, _lease) = hold_lease(&ctx, &job);
     let outcome = export(&ctx, &job).await;
     drop(heartbeat);
+    // an export made for the cache has no webhook to hear of its failure: the nest's hub
+    // subscribers do (whoever asked with GenerateExport is one)
+    let cache_failure = match (&outcome, serde_json::from_str::<ExportJob>(&job.request)) {
+        (Ended::Failed { error, .. }, Ok(spec)) if spec.cache_minutes.is_some() => {
+            Some(JobEvent::ExportFailed {
+                job_id: spec.request_id,
+                result_id: spec.result_id,
+                response_type: spec.response_type,
+                error: error.clone(),
+            })
+        }
+        _ => None,
+    };
     end(&ctx, &job, outcome).await;
+    if let Some(event) = cache_failure {
+        ctx.wake.events.publish(event);
+    }
 }
 
 fn failed(error: impl Into<String>) -> Ended {

@@ -398,7 +398,8 @@ impl Store {
     }
 
     /// Asks running job `id` of account `account_id` to stop early (it ends with its best
-    /// result so far, as its final one).
+    /// result so far, as its final one). The stop is the running attempt's: a job put back in
+    /// the queue (shutdown, a lost lease) has it cleared and runs again in full.
     pub async fn request_stop(
         &self,
         id: &str,
@@ -427,7 +428,7 @@ impl Store {
     /// longer holds it.
     pub async fn hand_back(&self, id: &str, attempt: i64) -> Result<bool, StoreError> {
         let r = sqlx::query(
-            "UPDATE jobs SET state = 'Queued', lease_owner = NULL, lease_expires_at = NULL \
+            "UPDATE jobs SET state = 'Queued', lease_owner = NULL, lease_expires_at = NULL, stop_requested_at = NULL \
              WHERE id = ? AND attempt = ? AND state = 'Running'",
         )
         .bind(id)
@@ -575,7 +576,7 @@ impl Store {
             }
         }
         let requeued = sqlx::query(
-            "UPDATE jobs SET state = 'Queued', interruptions = interruptions + 1, lease_owner = NULL, lease_expires_at = NULL \
+            "UPDATE jobs SET state = 'Queued', interruptions = interruptions + 1, lease_owner = NULL, lease_expires_at = NULL, stop_requested_at = NULL \
              WHERE state = 'Running' AND lease_expires_at < ?",
         )
         .bind(cutoff)

@@ -1,6 +1,7 @@
 //! One hub connection: the handshake, then the client's invocations (SubscribeToNest,
 //! StartNesting, StopNesting, GenerateExport) answered with completions, the subscribed jobs'
-//! events sent as NestingProgress, NestingResult, NestingFailed and ExportReady, a ping every 15 s, and a
+//! events sent as NestingProgress, NestingResult, NestingFailed, ExportReady and
+//! ExportFailed, a ping every 15 s, and a
 //! close when the client has been silent for 30 s. A bad invocation gets a completion with an
 //! error; the connection stays.
 //!
@@ -100,8 +101,15 @@ pub(super) async fn run(state: AppState, key: ApiKey, mut socket: WebSocket) {
     hub.unsubscribe(c.subscribed.keys().cloned(), c.id);
 }
 
+/// A send that does not complete in this time ends the connection: a client that stopped
+/// reading must not hold the connection (and the events queued for it) for ever.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
 async fn send(socket: &mut WebSocket, text: String) -> Result<(), axum::Error> {
-    socket.send(Message::Text(text.into())).await
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))).await {
+        Ok(sent) => sent,
+        Err(_) => Err(axum::Error::new("the client did not read for 10 s")),
+    }
 }
 
 /// Reads until the handshake record, and checks it.
@@ -110,6 +118,9 @@ async fn handshake(socket: &mut WebSocket, buffer: &mut String) -> Result<(), St
         match socket.recv().await {
             Some(Ok(Message::Text(t))) => {
                 buffer.push_str(t.as_str());
+                if buffer.len() > MAX_MESSAGE_BYTES {
+                    return Err("the handshake is larger than this hub accepts".into());
+                }
                 if let Some(end) = buffer.find(protocol::RECORD_SEPARATOR) {
                     let record: String = buffer.drain(..end + 1).collect();
                     return protocol::handshake(&record[..end]);
@@ -234,10 +245,11 @@ impl Connection {
                     .map_err(|e| e.message)?;
                 // whoever starts a held job watches it
                 self.subscribe(&id).await?;
-                Ok(json!({"RequestId": id, "Status": "Queued"}))
+                Ok(json!({"RequestId": id, "Status": JobState::Queued.as_str()}))
             }
             "StopNesting" => {
                 let id = one_request_id(target, arguments)?;
+                self.nest_job(&id).await?;
                 stop_running(&self.state, &self.key, &id)
                     .await
                     .map_err(|e| e.message)?;
@@ -245,7 +257,8 @@ impl Connection {
             }
             "GenerateExport" => {
                 let (id, result_id, response_type) = export_arguments(arguments)?;
-                self.nest_job(&id).await?;
+                // subscribed first: a fast export's ExportReady cannot slip past
+                self.subscribe(&id).await?;
                 let outcome = queue_cached(
                     &self.state,
                     &self.key,
@@ -255,8 +268,6 @@ impl Connection {
                 )
                 .await
                 .map_err(|e| e.message)?;
-                // the caller hears ExportReady on this connection
-                self.subscribe(&id).await?;
                 Ok(match outcome {
                     CacheOutcome::Queued(spec) => json!({
                         "RequestId": spec.request_id, "ResultId": spec.result_id,
@@ -313,10 +324,9 @@ impl Connection {
                 job_id: id.to_string(),
             }));
         }
-        Ok(match job.state {
-            JobState::Held | JobState::Queued => "Queued",
-            other => other.as_str(),
-        })
+        // Held is told apart from Queued here (REST's status says Queued for both): a
+        // watcher needs to know whether StartNesting is still to come
+        Ok(job.state.as_str())
     }
 
     async fn on_signal(
@@ -349,6 +359,23 @@ impl Connection {
                         "ExpiresUtc": crate::wire::utc(expires_at),
                     });
                     send(socket, protocol::event("ExportReady", body)).await?;
+                }
+                Ok(())
+            }
+            Signal::Event(JobEvent::ExportFailed {
+                job_id,
+                result_id,
+                response_type,
+                error,
+            }) => {
+                if self.subscribed.contains_key(&job_id) {
+                    let body = json!({
+                        "RequestId": job_id,
+                        "ResultId": result_id,
+                        "ResponseType": response_type,
+                        "Error": error,
+                    });
+                    send(socket, protocol::event("ExportFailed", body)).await?;
                 }
                 Ok(())
             }
