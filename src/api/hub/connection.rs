@@ -99,6 +99,8 @@ pub(super) async fn run(state: AppState, key: ApiKey, mut socket: WebSocket) {
         c.serve(&mut socket, &mut signals, &mut buffer).await;
     }
     hub.unsubscribe(c.subscribed.keys().cloned(), c.id);
+    // end the WebSocket itself too (after a SignalR close message, or the client's own)
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Close(None))).await;
 }
 
 /// A send that does not complete in this time ends the connection: a client that stopped
