@@ -187,12 +187,8 @@ impl FairnessBook {
         if after <= floor {
             return Ok(Admitted::Floor);
         }
-        let others: f64 = self
-            .keys
-            .iter()
-            .filter(|k| k.api_key_id != api_key_id)
-            .map(|k| (k.counted_minutes() - self.floor_minutes(k)).max(0.0))
-            .sum();
+        let own_draw = (key.counted_minutes() - floor).max(0.0);
+        let others = self.burst_drawn_minutes() - own_draw;
         let burst = self.shared_burst_minutes();
         if others + (after - floor) <= burst {
             return Ok(Admitted::Burst);
@@ -200,7 +196,7 @@ impl FairnessBook {
         if self.overage_enabled {
             return Ok(Admitted::Overage);
         }
-        let left = (burst - others - (key.counted_minutes() - floor).max(0.0)).max(0.0);
+        let left = (burst - others - own_draw).max(0.0);
         // would the nest pass once every reservation ended (their nests used nothing more)?
         // if not, nothing short of the next period's allowance helps
         let released = FairnessBook {

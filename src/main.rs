@@ -648,10 +648,9 @@ fn bench_fairness(
         })?;
         for r in rows {
             println!(
-                "{:<8} {:<4} {:>6.1} {:>6} {:>12.2} {:>14.2} {:>11.2} {:>11.2} {:>13.2} {:>16.2}",
+                "{:<8} {:<4} {:>6} {:>12.2} {:>14.2} {:>11.2} {:>11.2} {:>13.2} {:>16.2}",
                 arrival.name(),
                 r.key,
-                r.weight,
                 r.nests,
                 r.first_wait,
                 r.median_wait,

@@ -44,6 +44,11 @@ async fn delete(server: &Server, key: &str, path: &str) -> Answer {
     call(server, key, reqwest::Method::DELETE, path, None, None).await
 }
 
+/// GET `path` with `key`, from a browser on `origin`.
+async fn get_from(server: &Server, key: &str, path: &str, origin: &str) -> Answer {
+    call(server, key, reqwest::Method::GET, path, None, Some(origin)).await
+}
+
 async fn validate(server: &Server, key: &str, origin: Option<&str>) -> u16 {
     call(
         server,
@@ -526,29 +531,13 @@ async fn a_key_with_origins_is_used_only_from_them() {
     assert_eq!(preflight("http://a.example").await.status(), 403);
     assert_eq!(preflight("https://evil.example").await.status(), 403);
     // and the answers to such a browser's requests may be read by its page
-    let a = call(
-        &server,
-        &key,
-        reqwest::Method::GET,
-        "/v1/auth/validate",
-        None,
-        Some("https://a.example"),
-    )
-    .await;
+    let a = get_from(&server, &key, "/v1/auth/validate", "https://a.example").await;
     assert_eq!(a.status, 200);
     assert_eq!(
         a.headers["access-control-allow-origin"],
         "https://a.example"
     );
-    let a = call(
-        &server,
-        &key,
-        reqwest::Method::GET,
-        "/v1/auth/validate",
-        None,
-        Some("http://a.example"),
-    )
-    .await;
+    let a = get_from(&server, &key, "/v1/auth/validate", "http://a.example").await;
     assert_eq!(a.status, 403);
     assert!(a.headers.get("access-control-allow-origin").is_none());
 

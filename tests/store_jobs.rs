@@ -16,6 +16,19 @@ fn temp_db(name: &str) -> PathBuf {
     dir.join("kerf.db")
 }
 
+/// A Usage key that never expires, of `account`.
+fn usage_key(account: i64, reference: &str, parallelism: i64) -> NewKey {
+    NewKey {
+        account_id: account,
+        key_type: KeyType::Usage,
+        reference: reference.into(),
+        parallelism,
+        expires_at: None,
+        is_trial: false,
+        email: String::new(),
+    }
+}
+
 fn result(id: &str) -> ResultRecord<'_> {
     ResultRecord {
         id,
@@ -753,18 +766,7 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
     store.bootstrap(4, 0).await.unwrap();
     let account = store.first_account().await.unwrap().unwrap();
     let (key, _) = store
-        .create_key(
-            &NewKey {
-                account_id: account,
-                key_type: KeyType::Usage,
-                reference: "one at a time".into(),
-                parallelism: 1,
-                expires_at: None,
-                is_trial: false,
-                email: String::new(),
-            },
-            0,
-        )
+        .create_key(&usage_key(account, "one at a time", 1), 0)
         .await
         .unwrap();
     let new = |id, kind| NewJob {
@@ -834,15 +836,7 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
     let store = Store::open_sqlite(&temp_db("fair")).await.unwrap();
     store.bootstrap(4, 0).await.unwrap();
     let account = store.first_account().await.unwrap().unwrap();
-    let key = |reference: &str| NewKey {
-        account_id: account,
-        key_type: KeyType::Usage,
-        reference: reference.into(),
-        parallelism: 10,
-        expires_at: None,
-        is_trial: false,
-        email: String::new(),
-    };
+    let key = |reference: &str| usage_key(account, reference, 10);
     let (a, _) = store.create_key(&key("a"), 0).await.unwrap();
     let (b, _) = store.create_key(&key("b"), 0).await.unwrap();
     let nest = |id: &'static str, key: &str, at: i64| {
@@ -914,18 +908,7 @@ async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_hea
     store.bootstrap(4, 0).await.unwrap();
     let account = store.first_account().await.unwrap().unwrap();
     let (key, _) = store
-        .create_key(
-            &NewKey {
-                account_id: account,
-                key_type: KeyType::Usage,
-                reference: "k".into(),
-                parallelism: 2,
-                expires_at: None,
-                is_trial: false,
-                email: String::new(),
-            },
-            0,
-        )
+        .create_key(&usage_key(account, "k", 2), 0)
         .await
         .unwrap();
     let job = NewJob {

@@ -42,7 +42,6 @@ pub struct Options {
 /// One key's figures, in seconds.
 pub struct Row {
     pub key: &'static str,
-    pub weight: f64,
     pub nests: usize,
     /// The wait of the key's first nest.
     pub first_wait: f64,
@@ -186,7 +185,6 @@ fn row(key: &'static str, jobs: &[JobSummary]) -> Row {
     runs.sort_by(f64::total_cmp);
     Row {
         key,
-        weight: 1.0,
         nests: jobs.len(),
         first_wait,
         median_wait: quantile(&waits, 0.5),

@@ -2,7 +2,7 @@
 //! benchmarks that measure the service from outside: started with the given arguments,
 //! killed and its directory removed on drop.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -26,7 +26,7 @@ impl Served {
         ));
         std::fs::create_dir_all(&dir)?;
         let exe = std::env::current_exe().context("finding this kerf binary")?;
-        let mut child = Command::new(exe)
+        let child = Command::new(exe)
             .args(["serve", "--listen", "127.0.0.1:0", "--database"])
             .arg(dir.join("kerf.db"))
             .args(args)
@@ -34,23 +34,33 @@ impl Served {
             .stderr(Stdio::null())
             .spawn()
             .context("starting kerf serve")?;
-        let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
-        let (mut base, mut admin) = (None, None);
+        // owned by the guard from here: an early error below still kills it
+        let mut served = Served {
+            child,
+            dir,
+            base: String::new(),
+            admin: String::new(),
+        };
+        let stdout = served
+            .child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow!("no stdout"))?;
         for line in BufReader::new(stdout).lines() {
             let line = line?;
             if line.starts_with("kerf_") {
-                admin = Some(line.trim().to_string());
+                served.admin = line.trim().to_string();
             } else if let Some(addr) = line.strip_prefix("listening on ") {
-                base = Some(addr.trim().to_string());
+                served.base = addr.trim().to_string();
                 break;
             }
         }
-        let served = Served {
-            child,
-            dir,
-            base: base.ok_or_else(|| anyhow!("kerf serve did not start"))?,
-            admin: admin.ok_or_else(|| anyhow!("kerf serve printed no first key"))?,
-        };
+        if served.base.is_empty() {
+            bail!("kerf serve did not start");
+        }
+        if served.admin.is_empty() {
+            bail!("kerf serve printed no first key");
+        }
         Ok(served)
     }
 

@@ -145,6 +145,13 @@ async fn write_end(ctx: &JobContext, job: &Claimed, outcome: Outcome<'_>, body: 
 /// Aborts a task when dropped.
 pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
+impl AbortOnDrop {
+    /// Spawns `task`, to be aborted when the guard is dropped.
+    pub(super) fn spawn(task: impl std::future::Future<Output = ()> + Send + 'static) -> Self {
+        AbortOnDrop(tokio::spawn(task))
+    }
+}
+
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();

@@ -3,7 +3,7 @@
 //! watchdog for MaxRunTimeSeconds and interim results, and ended with one fenced transaction.
 
 use super::events::{JobEvent, Progress};
-use super::lease::{complete, end, hold_lease, to_webhook, Ended};
+use super::lease::{complete, end, hold_lease, to_webhook, AbortOnDrop, Ended};
 use super::JobContext;
 use crate::nest2d::{self, CancelHandle, NestResult, Problem};
 use crate::store::{now_ms, Claimed, ResultRecord};
@@ -223,9 +223,10 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
 
     // watchdog: MaxRunTimeSeconds plus grace, or shutdown, cancels the nest
     let budget = Duration::from_secs_f64(problem.settings.max_run_time_s.max(0.0)) + WATCHDOG_GRACE;
+    // both stop when the engine ends, or whenever this runner is dropped
     let watchdog = {
         let (lease, shutdown) = (lease.clone(), ctx.shutdown.clone());
-        tokio::spawn(async move {
+        AbortOnDrop::spawn(async move {
             tokio::select! {
                 _ = tokio::time::sleep(budget) => {}
                 _ = super::stopped(shutdown) => {}
@@ -235,7 +236,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
     };
     let ticker = {
         let (events, job_id, started) = (ctx.wake.events.clone(), job.id.clone(), Instant::now());
-        tokio::spawn(async move {
+        AbortOnDrop::spawn(async move {
             let mut tick = tokio::time::interval(PROGRESS_EVERY);
             loop {
                 tick.tick().await;
@@ -257,8 +258,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
         })
     };
     let result = engine.await;
-    watchdog.abort();
-    ticker.abort();
+    drop((watchdog, ticker));
     let _ = interim_writer.await;
     if *ctx.shutdown.borrow() {
         return Ended::HandBack;

@@ -75,4 +75,19 @@ impl Store {
             layout: r.get("layout"),
         }))
     }
+
+    /// The id and status message (NestingStatusMessage JSON) of job `job_id`'s latest
+    /// result: what the hub sends, without the layout and report a whole result carries.
+    pub async fn latest_result_status(
+        &self,
+        job_id: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        Ok(sqlx::query(
+            "SELECT id, status FROM results WHERE job_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        )
+        .bind(job_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(|r| (r.get("id"), r.get("status"))))
+    }
 }

@@ -11,11 +11,11 @@
 //! for a re-read).
 
 use super::protocol::{self, Incoming};
-use super::{Hub, Signal};
+use super::Signal;
 use crate::api::exports::{queue_cached, CacheOutcome};
 use crate::api::nesting::{start_held, stop_running};
 use crate::api::AppState;
-use crate::jobs::events::{JobEvent, Progress};
+use crate::jobs::events::JobEvent;
 use crate::jobs::run2d::KIND_PREFIX;
 use crate::store::{ApiKey, JobState};
 use crate::wire::exports::ResponseType;
@@ -54,22 +54,8 @@ struct Connection {
     subscribed: HashMap<String, Sent>,
 }
 
-/// Decrements the open-connection count however the connection ends.
-struct Open(Hub);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.0
-            .shared
-            .open_connections
-            .fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 pub(super) async fn run(state: AppState, key: ApiKey, mut socket: WebSocket) {
     let hub = state.hub.clone();
-    hub.shared.open_connections.fetch_add(1, Ordering::Relaxed);
-    let _open = Open(hub.clone());
     let mut buffer = String::new();
     match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(&mut socket, &mut buffer)).await {
         Ok(Ok(())) => {}
@@ -337,52 +323,17 @@ impl Connection {
         signal: Signal,
     ) -> Result<(), axum::Error> {
         match signal {
-            Signal::Event(JobEvent::Progress { job_id, progress }) => {
-                if self.subscribed.contains_key(&job_id) {
-                    send(
-                        socket,
-                        protocol::event("NestingProgress", progress_body(&job_id, &progress)),
-                    )
-                    .await?;
-                }
-                Ok(())
-            }
-            Signal::Event(JobEvent::ExportReady {
-                job_id,
-                result_id,
-                response_type,
-                expires_at,
-            }) => {
-                if self.subscribed.contains_key(&job_id) {
-                    let body = json!({
-                        "RequestId": job_id,
-                        "ResultId": result_id,
-                        "ResponseType": response_type,
-                        "ExpiresUtc": crate::wire::utc(expires_at),
-                    });
-                    send(socket, protocol::event("ExportReady", body)).await?;
-                }
-                Ok(())
-            }
-            Signal::Event(JobEvent::ExportFailed {
-                job_id,
-                result_id,
-                response_type,
-                error,
-            }) => {
-                if self.subscribed.contains_key(&job_id) {
-                    let body = json!({
-                        "RequestId": job_id,
-                        "ResultId": result_id,
-                        "ResponseType": response_type,
-                        "Error": error,
-                    });
-                    send(socket, protocol::event("ExportFailed", body)).await?;
-                }
-                Ok(())
-            }
             Signal::Event(JobEvent::Result { job_id } | JobEvent::Failed { job_id }) => {
                 self.catch_up(socket, &job_id).await
+            }
+            // the events that carry their whole message: passed on to a subscriber
+            Signal::Event(event) => {
+                if self.subscribed.contains_key(event.job_id()) {
+                    if let Some((target, body)) = forwarded(&event) {
+                        send(socket, protocol::event(target, body)).await?;
+                    }
+                }
+                Ok(())
             }
             Signal::Refresh => {
                 let ids: Vec<String> = self.subscribed.keys().cloned().collect();
@@ -401,7 +352,7 @@ impl Connection {
             return Ok(());
         };
         let store = &self.state.store;
-        let latest = match store.result(id, None).await {
+        let latest = match store.latest_result_status(id).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(job = %id, error = %e, "hub: reading a result failed");
@@ -410,14 +361,14 @@ impl Connection {
         };
         let mut out = Vec::new();
         let mut last_result = sent.last_result.clone();
-        if let Some(r) = latest {
-            if last_result.as_deref() != Some(r.id.as_str()) {
-                let status: Value = serde_json::from_str(&r.status).unwrap_or(Value::Null);
+        if let Some((result_id, status)) = latest {
+            if last_result.as_deref() != Some(result_id.as_str()) {
+                let status: Value = serde_json::from_str(&status).unwrap_or(Value::Null);
                 out.push(protocol::event(
                     "NestingResult",
                     json!({"RequestId": id, "NestIdentifier": id, "Status": status}),
                 ));
-                last_result = Some(r.id);
+                last_result = Some(result_id);
             }
         }
         let mut failure = sent.failure;
@@ -447,13 +398,52 @@ impl Connection {
     }
 }
 
-fn progress_body(id: &str, p: &Progress) -> Value {
-    json!({
-        "RequestId": id,
-        "ElapsedSeconds": p.elapsed_s,
-        "Utilisation": p.utilisation,
-        "PartsPlaced": p.parts_placed,
-        "SheetsUsed": p.sheets_used,
+/// The hub event of a job event that carries its whole message (progress, exports); None for
+/// the ones whose message is read from the store (results, failures).
+fn forwarded(event: &JobEvent) -> Option<(&'static str, Value)> {
+    Some(match event {
+        JobEvent::Progress {
+            job_id,
+            progress: p,
+        } => (
+            "NestingProgress",
+            json!({
+                "RequestId": job_id,
+                "ElapsedSeconds": p.elapsed_s,
+                "Utilisation": p.utilisation,
+                "PartsPlaced": p.parts_placed,
+                "SheetsUsed": p.sheets_used,
+            }),
+        ),
+        JobEvent::ExportReady {
+            job_id,
+            result_id,
+            response_type,
+            expires_at,
+        } => (
+            "ExportReady",
+            json!({
+                "RequestId": job_id,
+                "ResultId": result_id,
+                "ResponseType": response_type,
+                "ExpiresUtc": crate::wire::utc(*expires_at),
+            }),
+        ),
+        JobEvent::ExportFailed {
+            job_id,
+            result_id,
+            response_type,
+            error,
+        } => (
+            "ExportFailed",
+            json!({
+                "RequestId": job_id,
+                "ResultId": result_id,
+                "ResponseType": response_type,
+                "Error": error,
+            }),
+        ),
+        JobEvent::Result { .. } | JobEvent::Failed { .. } => return None,
     })
 }
 

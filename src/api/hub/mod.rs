@@ -19,7 +19,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Json;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
@@ -44,7 +44,6 @@ struct Shared {
     /// Job id -> the connections subscribed to it.
     subscriptions: Mutex<HashMap<String, Subscribers>>,
     next_connection: AtomicU64,
-    open_connections: AtomicUsize,
 }
 
 /// The hub's shared state (cheap to clone).
@@ -61,7 +60,6 @@ impl Hub {
                 tokens: Mutex::default(),
                 subscriptions: Mutex::default(),
                 next_connection: AtomicU64::new(1),
-                open_connections: AtomicUsize::new(0),
             }),
         };
         let mut receiver = events.subscribe();
@@ -82,11 +80,6 @@ impl Hub {
             }
         });
         hub
-    }
-
-    /// Connections open now.
-    pub fn open_connections(&self) -> usize {
-        self.shared.open_connections.load(Ordering::Relaxed)
     }
 
     fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Subscribers>> {
