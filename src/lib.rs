@@ -1,4 +1,4 @@
-//! kerf: a nesting engine and service. This crate holds the engines (geometry, nest2d), the
+//! kerf: a nesting engine and service. This crate holds the engines (geometry, nest2d, quote), the
 //! service (api, jobs, store, webhook, wire), the exports, the benchmarks and the CLI front
 //! ends; `kerf-kernels` holds the raster evaluations.
 
@@ -13,6 +13,7 @@ pub mod jobs;
 pub mod lenient;
 pub mod nest1d;
 pub mod nest2d;
+pub mod quote;
 pub mod store;
 pub mod webhook;
 pub mod wire;

@@ -14,6 +14,7 @@ mod keys;
 mod nesting;
 mod nesting1d;
 pub mod openapi;
+mod quote;
 mod rate;
 
 pub use rate::KeyRateLimit;
@@ -80,9 +81,6 @@ impl AppState {
 /// Endpoints of the interface that later work builds; until then they say so (501).
 const NOT_YET: &[(&str, &str)] = &[
     ("/v1/nesting/legacy", "the legacy XML endpoint"),
-    ("/v1/nesting/quotenesting", "quote nesting"),
-    ("/v1/nesting/geometryquotenesting", "quote nesting"),
-    ("/v1/nesting/exportquotenest", "quote nesting"),
 ];
 
 pub fn router(state: AppState, body_limit: usize) -> Router {
@@ -97,6 +95,12 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/delayedstart", post(nesting::delayed_start))
         .route("/v1/nesting/continue", post(nesting::continue_nest))
         .route("/v1/nesting/failures", get(nesting::failures))
+        .route("/v1/nesting/quotenesting", post(quote::submit_quote))
+        .route(
+            "/v1/nesting/geometryquotenesting",
+            post(quote::submit_geometry_quote),
+        )
+        .route("/v1/nesting/exportquotenest", get(quote::export_quote))
         .route("/v1/nesting/1D", post(nesting1d::submit_1d))
         .route("/v1/nesting/1D/result", post(nesting1d::result_1d))
         .route("/v1/nesting/render/", get(exports::render))
@@ -205,7 +209,11 @@ async fn bounded(limits: Arc<tokio::sync::Semaphore>, req: Request, next: Next) 
 pub(crate) fn is_submission(path: &str) -> bool {
     matches!(
         path.trim_end_matches('/'),
-        "/v1/nesting" | "/v1/nesting/geometry" | "/v1/nesting/parametric"
+        "/v1/nesting"
+            | "/v1/nesting/geometry"
+            | "/v1/nesting/parametric"
+            | "/v1/nesting/quotenesting"
+            | "/v1/nesting/geometryquotenesting"
     )
 }
 

@@ -415,6 +415,11 @@ pub(super) async fn stored_result(
             "job {id} is a 1D nest: it has no layout (its plan is at POST /v1/nesting/1D/result)"
         )));
     }
+    if job.kind.starts_with(crate::jobs::run_quote::KIND_PREFIX) {
+        return Err(ApiError::not_found(format!(
+            "job {id} is a quote: its sub-nests come with GET /v1/nesting/exportquotenest"
+        )));
+    }
     if job.kind == crate::jobs::KIND_EXPORT {
         return Err(ApiError::not_found(format!(
             "{id} is an export, not a nest: it has no result of its own"

@@ -1,7 +1,7 @@
 //! GET /openapi.json: the OpenAPI 3 document, generated from the handlers' annotations and the
 //! wire types' derives (so it cannot drift from the code).
 
-use super::{account, exports, health, keys, nesting, nesting1d};
+use super::{account, exports, health, keys, nesting, nesting1d, quote};
 use crate::wire;
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -9,18 +9,19 @@ use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "kerf", description = "Nesting service: 2D nests of DXF, JSON-contour and parametric parts, and 1D cutting plans. Every endpoint but the health checks and this document needs `Accept: application/json` and `Authorization: Bearer <API key>`."),
+    info(title = "kerf", description = "Nesting service: 2D nests of DXF, JSON-contour and parametric parts, quotes (each part priced alone), and 1D cutting plans. Every endpoint but the health checks and this document needs `Accept: application/json` and `Authorization: Bearer <API key>`."),
     paths(
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::continue_nest, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
+        quote::submit_quote, quote::submit_geometry_quote, quote::export_quote,
         exports::render, exports::export, exports::cached,
         account::validate, account::valid_until, account::status, account::fairness, account::recent_jobs,
         keys::create, keys::list, keys::revoke, keys::regenerate, keys::set_type, keys::set_weight,
         keys::origins, keys::add_origin, keys::remove_origin,
         health::healthz, health::readyz,
     ),
-    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::KeyWeightBody, wire::OriginBody, wire::OriginList, wire::SubscriptionStatus, wire::FairnessUsageResponse)),
+    components(schemas(wire::NestingResultData, wire::NestingResultResponse, wire::ErrorBody, wire::cut1d::Nesting1DWebhookPayload, wire::RenderResponse, wire::exports::ExportFailure, wire::ClientKey, wire::CreateKeyRequest, wire::KeyTypeBody, wire::KeyWeightBody, wire::OriginBody, wire::OriginList, wire::SubscriptionStatus, wire::FairnessUsageResponse, wire::quote::QuotePayload, wire::quote::QuoteExport)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;

@@ -73,18 +73,34 @@ impl Default for ImportOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartGeometry {
     components: Vec<Shape>,
+    /// The length of every outline and hole as drawn (arcs as arcs): the polygons above are
+    /// conservative flattenings, a little longer than the true curves.
+    cut_length: f64,
 }
 
 impl PartGeometry {
-    /// `components` must not be empty.
+    /// `components` must not be empty. Its cut length is the polygons' perimeter (exact for
+    /// parts drawn as polygons; an import that knows the true curves sets it with
+    /// `with_cut_length`).
     pub fn new(components: Vec<Shape>) -> PartGeometry {
         assert!(!components.is_empty(), "a part has at least one outline");
-        PartGeometry { components }
+        let cut_length = components.iter().map(Shape::perimeter).sum();
+        PartGeometry {
+            components,
+            cut_length,
+        }
     }
     pub fn single(shape: Shape) -> PartGeometry {
-        PartGeometry {
-            components: vec![shape],
-        }
+        PartGeometry::new(vec![shape])
+    }
+    /// The same geometry whose outlines and holes, as drawn, are `length` long.
+    pub fn with_cut_length(mut self, length: f64) -> PartGeometry {
+        self.cut_length = length;
+        self
+    }
+    /// The length of every outline and hole as drawn (what cutting the part travels).
+    pub fn cut_length(&self) -> f64 {
+        self.cut_length
     }
     pub fn components(&self) -> &[Shape] {
         &self.components
@@ -108,11 +124,16 @@ impl PartGeometry {
     pub fn transformed(&self, t: &Affine) -> PartGeometry {
         PartGeometry {
             components: self.components.iter().map(|s| s.transformed(t)).collect(),
+            // lengths scale by sqrt|det| under a similarity (placements are rigid: unchanged)
+            cut_length: self.cut_length * t.det().abs().sqrt(),
         }
     }
+    /// The outlines alone (for nesting, where holes are not used). The cut length stays the
+    /// part's own: the holes are still cut.
     pub fn without_holes(&self) -> PartGeometry {
         PartGeometry {
             components: self.components.iter().map(|s| s.without_holes()).collect(),
+            cut_length: self.cut_length,
         }
     }
 }
@@ -370,21 +391,24 @@ fn outlines_to_parts(
         shapes.push((
             name,
             outline_to_shape(o, opts.chord_tolerance, side, source_name)?,
+            o.cut_length(),
         ));
     }
     let parts = if opts.use_all_parts_in_file {
         shapes
             .into_iter()
-            .map(|(name, s)| ImportedPart {
+            .map(|(name, s, cut)| ImportedPart {
                 name,
-                geometry: PartGeometry::single(s),
+                geometry: PartGeometry::single(s).with_cut_length(cut),
                 marks: vec![],
             })
             .collect()
     } else {
+        let cut = shapes.iter().map(|(_, _, cut)| cut).sum();
         vec![ImportedPart {
             name: source_name.to_string(),
-            geometry: PartGeometry::new(shapes.into_iter().map(|(_, s)| s).collect()),
+            geometry: PartGeometry::new(shapes.into_iter().map(|(_, s, _)| s).collect())
+                .with_cut_length(cut),
             marks: vec![],
         }]
     };

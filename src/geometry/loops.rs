@@ -28,6 +28,10 @@ impl Loop {
         }
         v
     }
+    /// The loop's true length, curves as drawn.
+    pub fn length(&self) -> f64 {
+        self.pieces.iter().map(Piece::length).sum()
+    }
     /// Conservative polygon of the loop, which must already run with its material on the left.
     pub fn flatten(&self, tol: f64, side: Side) -> Vec<Point> {
         let mut v = Vec::new();
@@ -205,6 +209,13 @@ pub struct Outline {
     pub outer: Loop,
     pub holes: Vec<Loop>,
     pub area: f64,
+}
+
+impl Outline {
+    /// The length of its outline and holes as drawn: what cutting it out travels.
+    pub fn cut_length(&self) -> f64 {
+        self.outer.length() + self.holes.iter().map(Loop::length).sum::<f64>()
+    }
 }
 
 /// Nests loops by containment: loops at even depth are outlines, each owning the odd-depth

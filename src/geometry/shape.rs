@@ -62,6 +62,12 @@ impl Shape {
     pub fn area(&self) -> f64 {
         signed_area(&self.outer) + self.holes.iter().map(|h| signed_area(h)).sum::<f64>()
     }
+    /// The length of every ring, holes included.
+    pub fn perimeter(&self) -> f64 {
+        self.rings()
+            .map(|r| (0..r.len()).map(|i| r[i].dist(r[(i + 1) % r.len()])).sum::<f64>())
+            .sum()
+    }
     pub fn outer_area(&self) -> f64 {
         signed_area(&self.outer)
     }

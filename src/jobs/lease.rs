@@ -13,15 +13,30 @@ use std::sync::Arc;
 /// rescuer takes it back); the handle is cancelled if the lease is lost.
 pub(super) fn hold_lease(ctx: &JobContext, job: &Claimed) -> (LeaseGuard, Arc<CancelHandle>) {
     let cancel = Arc::new(CancelHandle::default());
-    let heartbeat = tokio::spawn(keep_lease(ctx.store.clone(), job.clone(), cancel.clone()));
-    let running = ctx.wake.events.running(&job.id, cancel.clone());
-    (
-        LeaseGuard {
-            _heartbeat: AbortOnDrop(heartbeat),
-            _running: running,
-        },
-        cancel,
-    )
+    let guard = hold_lease_apart(ctx, job, cancel.clone(), cancel.clone());
+    (guard, cancel)
+}
+
+/// `hold_lease` with the two reasons to stop apart: `lease` is cancelled when the lease is
+/// lost, `stop` when a stop is asked for (continue, StopNesting). A nest has one handle for
+/// both; a quote's stop ends its running sub-nest, and the quote goes on.
+pub(super) fn hold_lease_apart(
+    ctx: &JobContext,
+    job: &Claimed,
+    lease: Arc<CancelHandle>,
+    stop: Arc<CancelHandle>,
+) -> LeaseGuard {
+    let heartbeat = tokio::spawn(keep_lease(
+        ctx.store.clone(),
+        job.clone(),
+        lease,
+        stop.clone(),
+    ));
+    let running = ctx.wake.events.running(&job.id, stop);
+    LeaseGuard {
+        _heartbeat: AbortOnDrop(heartbeat),
+        _running: running,
+    }
 }
 
 /// While held: the job's heartbeat runs and the job is in this process's running registry
@@ -162,7 +177,12 @@ impl Drop for AbortOnDrop {
 /// written anyway); if a stop was asked for (continue, StopNesting, on any node), cancels it
 /// too, and goes on heartbeating while the engine hands back its best result, which is then
 /// written as the final one.
-async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<CancelHandle>) {
+async fn keep_lease(
+    store: crate::store::Store,
+    job: Claimed,
+    lease: Arc<CancelHandle>,
+    stop: Arc<CancelHandle>,
+) {
     let mut tick = tokio::time::interval(HEARTBEAT);
     tick.tick().await;
     loop {
@@ -173,14 +193,15 @@ async fn keep_lease(store: crate::store::Store, job: Claimed, cancel: Arc<Cancel
         {
             Ok(Heartbeat::Held) => {}
             Ok(Heartbeat::StopRequested) => {
-                if !cancel.is_cancelled() {
+                if !stop.is_cancelled() {
                     tracing::info!(job = %job.id, "stop requested; ending with the best result so far");
-                    cancel.cancel();
+                    stop.cancel();
                 }
             }
             Ok(Heartbeat::Lost) => {
                 tracing::warn!(job = %job.id, "lease lost; stopping the work");
-                cancel.cancel();
+                lease.cancel();
+                stop.cancel();
                 return;
             }
             Err(e) => tracing::error!(job = %job.id, error = %e, "heartbeat failed"),

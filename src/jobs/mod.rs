@@ -11,6 +11,7 @@ mod lease;
 mod run1d;
 pub mod run2d;
 pub mod run_export;
+pub mod run_quote;
 
 pub use run1d::KIND_1D;
 pub use run2d::kind_for;
@@ -257,6 +258,7 @@ struct JobContext {
 async fn run_job(ctx: JobContext, job: Claimed) {
     match job.kind.as_str() {
         k if k.starts_with(run2d::KIND_PREFIX) => run2d::run(ctx, job).await,
+        k if k.starts_with(run_quote::KIND_PREFIX) => run_quote::run(ctx, job).await,
         KIND_1D => run1d::run(ctx, job).await,
         KIND_EXPORT => run_export::run(ctx, job).await,
         other => {
@@ -278,6 +280,9 @@ pub fn error_delivery_body(
     match kind {
         KIND_1D => run1d::error_delivery_body(job_id, code, report),
         KIND_EXPORT => run_export::error_delivery_body(job_id, request),
+        k if k.starts_with(run_quote::KIND_PREFIX) => {
+            run_quote::error_delivery_body(job_id, code, report)
+        }
         _ => run2d::error_delivery_body(job_id, code, report),
     }
 }

@@ -67,6 +67,9 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
     let Ok(spec) = serde_json::from_str::<ExportJob>(&job.request) else {
         return failed("the export's stored request is damaged");
     };
+    if spec.response_type == wire::quote::QUOTE_EXPORT {
+        return export_quote(ctx, job, &spec).await;
+    }
     let Ok(kind) = ResponseType::parse(&spec.response_type) else {
         return failed(format!("unknown ResponseType {}", spec.response_type));
     };
@@ -117,6 +120,25 @@ async fn export(ctx: &JobContext, job: &Claimed) -> Ended {
     // the body is the delivery; nothing else is kept
     if deliver(ctx, job, &body).await {
         tracing::info!(job = %job.id, export = kind.name(), nest = %spec.request_id, "export delivered to the outbox");
+    }
+    Ended::Finished
+}
+
+/// The quote export: every priced sub-nest of the quote, with its placements, as stored.
+async fn export_quote(ctx: &JobContext, job: &Claimed, spec: &ExportJob) -> Ended {
+    let stored = match ctx.store.results_of(&spec.request_id).await {
+        Ok(stored) => stored,
+        Err(e) => return failed(format!("reading the quote: {e}")),
+    };
+    let body = match wire::quote::export_body(
+        &spec.request_id,
+        stored.iter().map(|r| (r.status.as_str(), r.layout.as_str())),
+    ) {
+        Ok(body) => body,
+        Err(e) => return failed(e),
+    };
+    if deliver(ctx, job, &body).await {
+        tracing::info!(job = %job.id, quote = %spec.request_id, "quote export delivered to the outbox");
     }
     Ended::Finished
 }

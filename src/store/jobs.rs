@@ -521,6 +521,48 @@ impl Store {
         Ok(true)
     }
 
+    /// Stores one finished sub-nest of a quote and its delivery, only while `attempt` holds
+    /// the job. Unlike `add_interim` it keeps every earlier result and delivery: each sub-nest
+    /// is a result of its own, and each of its InterimResult deliveries must arrive.
+    pub async fn add_sub_nest(
+        &self,
+        id: &str,
+        attempt: i64,
+        result: &ResultRecord<'_>,
+        deliveries: &[Delivery<'_>],
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let holds =
+            sqlx::query("SELECT 1 FROM jobs WHERE id = ? AND attempt = ? AND state = 'Running'")
+                .bind(id)
+                .bind(attempt)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+        if !holds {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        super::results::insert(&mut tx, id, result, now_ms).await?;
+        super::outbox::insert(&mut tx, id, deliveries, false, now_ms).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Clears a stop that running attempt `attempt` has honoured (a quote's stop ends one
+    /// sub-nest, not the quote). False when the attempt no longer holds the job.
+    pub async fn clear_stop(&self, id: &str, attempt: i64) -> Result<bool, StoreError> {
+        let r = sqlx::query(
+            "UPDATE jobs SET stop_requested_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running'",
+        )
+        .bind(id)
+        .bind(attempt)
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
     /// Takes back running jobs whose worker is gone (`Lost::Expired`: the lease ran out;
     /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
     /// A job interrupted `max_attempts` times is failed instead of queued again (a job that

@@ -76,6 +76,26 @@ impl Store {
         }))
     }
 
+    /// Every result of job `job_id`, oldest first (a quote's sub-nests, in the order they
+    /// were priced).
+    pub async fn results_of(&self, job_id: &str) -> Result<Vec<StoredResult>, StoreError> {
+        Ok(sqlx::query(
+            "SELECT id, job_id, status, report, layout FROM results WHERE job_id = ? ORDER BY created_at, rowid",
+        )
+        .bind(job_id)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(|r| StoredResult {
+            id: r.get("id"),
+            job_id: r.get("job_id"),
+            status: r.get("status"),
+            report: r.get("report"),
+            layout: r.get("layout"),
+        })
+        .collect())
+    }
+
     /// The id and status message (NestingStatusMessage JSON) of job `job_id`'s latest
     /// result: what the hub sends, without the layout and report a whole result carries.
     pub async fn latest_result_status(
