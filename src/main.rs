@@ -280,6 +280,33 @@ enum BenchCmd {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// A quote as the service runs it: every part of the DXF files in DIR (at most --parts),
+    /// each --quantity times, priced alone on a --sheet sheet: seconds per sub-nest, parts per
+    /// sheet against the area bound and against a grid of bounding boxes.
+    Quote {
+        #[arg(default_value = "tests/data")]
+        dir: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        parts: usize,
+        #[arg(long, default_value_t = 100)]
+        quantity: u32,
+        /// WIDTHxHEIGHT in millimetres.
+        #[arg(long, default_value = "3000x1500")]
+        sheet: String,
+        /// Seconds per sub-nest (the request's MaxRunTimeSeconds).
+        #[arg(long, default_value_t = 2.0)]
+        time: f64,
+        /// PartSpacing in millimetres.
+        #[arg(long, default_value_t = 0.0)]
+        spacing: f64,
+        /// ESICUP instances whose pieces fill up to --parts when DIR has fewer (one piece from
+        /// each in turn, scaled so the strip height is the sheet's shorter side).
+        #[arg(long, default_values = ["benches/data/nest2d/jakobs1.json", "benches/data/nest2d/shapes1.json", "benches/data/nest2d/fu.json", "benches/data/nest2d/mao.json", "benches/data/nest2d/marques.json", "benches/data/nest2d/swim.json", "benches/data/nest2d/shirts.json", "benches/data/nest2d/trousers.json", "benches/data/nest2d/albano.json", "benches/data/nest2d/dagli.json"])]
+        esicup: Vec<PathBuf>,
+        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
+    },
     /// Whole-map overlap evaluations per second (positions x orientations) on each backend:
     /// the CPU backend, and the GPU backend when a Vulkan adapter exists.
     Kernels {
@@ -533,6 +560,28 @@ fn run(cli: Cli) -> Result<()> {
         } => bench_exports(&dir, parts, &sheet, time, runs),
         Cmd::Bench {
             which:
+                BenchCmd::Quote {
+                    dir,
+                    parts,
+                    quantity,
+                    sheet,
+                    time,
+                    spacing,
+                    esicup,
+                    compute,
+                },
+        } => bench_quote(
+            &dir,
+            &esicup,
+            parts,
+            quantity,
+            &sheet,
+            time,
+            spacing,
+            compute.as_deref(),
+        ),
+        Cmd::Bench {
+            which:
                 BenchCmd::Kernels {
                     budget,
                     max_sheet,
@@ -661,6 +710,106 @@ fn bench_fairness(
             );
         }
     }
+    Ok(())
+}
+
+fn sheet_size(sheet: &str) -> Result<(f64, f64)> {
+    sheet
+        .split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.parse::<f64>().ok()?, h.parse::<f64>().ok()?)))
+        .ok_or_else(|| anyhow::anyhow!("--sheet '{sheet}': give WIDTHxHEIGHT in millimetres"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_quote(
+    dir: &std::path::Path,
+    esicup: &[PathBuf],
+    parts: usize,
+    quantity: u32,
+    sheet: &str,
+    time: f64,
+    spacing: f64,
+    compute: Option<&str>,
+) -> Result<()> {
+    let sheet = sheet_size(sheet)?;
+    let eval = kerf::cli::choose_compute(compute)?;
+    let options = kerf::bench::quote::Options {
+        dir,
+        parts,
+        quantity,
+        sheet,
+        seconds: time,
+        spacing,
+        esicup,
+    };
+    let (rows, total) = kerf::bench::quote::run(&options, eval.as_ref())?;
+    println!(
+        "quote: {} parts x {quantity} on {}x{} mm, {time} s per sub-nest, spacing {spacing} mm, {}",
+        rows.len(),
+        sheet.0,
+        sheet.1,
+        eval.name()
+    );
+    println!(
+        "{:<34} {:>15} {:>11} {:>7} {:>6} {:>9} {:>7} {:>7} {:>6} {:>8}",
+        "part",
+        "bbox mm",
+        "area mm2",
+        "bound",
+        "grid",
+        "per sheet",
+        "of bound",
+        "sheets",
+        "util%",
+        "seconds"
+    );
+    let (mut within, mut shape_limited, mut unpriced) = (0, 0, 0);
+    let mut ratios = Vec::new();
+    let mut seconds = Vec::new();
+    for r in &rows {
+        seconds.push(r.seconds);
+        let Some(s) = &r.priced else {
+            unpriced += 1;
+            println!(
+                "{:<34} {:>7.1}x{:<7.1} {:>11.1} {:>7} {:>6}  fits on no sheet",
+                r.part, r.bounding_box.0, r.bounding_box.1, r.part_area, r.area_bound, r.grid
+            );
+            continue;
+        };
+        let ratio = s.parts_per_sheet as f64 / r.area_bound.max(1) as f64;
+        ratios.push(ratio);
+        if ratio >= 0.9 {
+            within += 1;
+        } else if s.parts_per_sheet >= r.grid {
+            shape_limited += 1;
+        }
+        println!(
+            "{:<34} {:>7.1}x{:<7.1} {:>11.1} {:>7} {:>6} {:>9} {:>7.1}% {:>7} {:>6.1} {:>8.2}",
+            r.part,
+            r.bounding_box.0,
+            r.bounding_box.1,
+            r.part_area,
+            r.area_bound,
+            r.grid,
+            s.parts_per_sheet,
+            100.0 * ratio,
+            s.sheets_required,
+            s.utilisation,
+            r.seconds
+        );
+    }
+    seconds.sort_by(f64::total_cmp);
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "whole quote {total:.1} s; per sub-nest median {:.2} s, max {:.2} s",
+        kerf::bench::quantile(&seconds, 0.5),
+        seconds.last().copied().unwrap_or(f64::NAN)
+    );
+    println!(
+        "parts per sheet within 10 % of the area bound: {within} of {}; below it but at least the bounding-box grid (the shape's limit): {shape_limited}; median of bound {:.1}%; not priced: {unpriced}",
+        rows.len() - unpriced,
+        100.0 * kerf::bench::quantile(&ratios, 0.5)
+    );
     Ok(())
 }
 

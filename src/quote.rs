@@ -145,15 +145,12 @@ pub fn sub_nest(
         let (w, h) = sheet.extent();
         let frame = Frame::new(sub.settings.direction, sub.settings.origin, w, h);
         let (length, across) = frame.extent(w, h);
-        let material = (sheets_required - 1) as f64 * sheet.area()
-            + last_used.clamp(0.0, length) * across;
+        let material =
+            (sheets_required - 1) as f64 * sheet.area() + last_used.clamp(0.0, length) * across;
         let with_part = |placements: &[Placement]| {
             placements
                 .iter()
-                .map(|p| Placement {
-                    part,
-                    ..p.clone()
-                })
+                .map(|p| Placement { part, ..p.clone() })
                 .collect::<Vec<_>>()
         };
         let bbox = spec.geometry.bbox();
@@ -203,7 +200,8 @@ pub fn sub_nest(
 fn usable_area(sheet: &nest2d::SheetSpec) -> f64 {
     match &sheet.shape {
         SheetShape::Rectangle { width, height } => {
-            (width - sheet.left - sheet.right).max(0.0) * (height - sheet.top - sheet.bottom).max(0.0)
+            (width - sheet.left - sheet.right).max(0.0)
+                * (height - sheet.top - sheet.bottom).max(0.0)
         }
         SheetShape::Outline(_) => sheet.area(),
     }
@@ -214,8 +212,8 @@ fn usable_area(sheet: &nest2d::SheetSpec) -> f64 {
 fn nearest_start(problem: &Problem, placements: &[Placement], n: usize) -> (Vec<Placement>, f64) {
     let sheet = &problem.sheets[0];
     let (w, h) = sheet.extent();
-    let to_canonical = Frame::new(problem.settings.direction, problem.settings.origin, w, h)
-        .to_canonical();
+    let to_canonical =
+        Frame::new(problem.settings.direction, problem.settings.origin, w, h).to_canonical();
     let shape = verify::nesting_geometry(problem, 0);
     let mut by_reach: Vec<(f64, &Placement)> = placements
         .iter()
@@ -249,7 +247,11 @@ mod tests {
     use crate::nest2d::{PartSpec, SheetSpec};
 
     fn problem(quantity: u32) -> Problem {
-        let mut part = PartSpec::new("plate", PartGeometry::single(Shape::rectangle(100.0, 50.0)), quantity);
+        let mut part = PartSpec::new(
+            "plate",
+            PartGeometry::single(Shape::rectangle(100.0, 50.0)),
+            quantity,
+        );
         part.rotations = vec![0.0, 90.0];
         let mut settings = nest2d::Settings::default();
         settings.max_run_time_s = 1.0;
@@ -288,6 +290,9 @@ mod tests {
         let e = sub_nest(&q, 0, &eval, &CancelHandle::default())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("fits on none of the sheets") && e.contains("'sheet'"), "{e}");
+        assert!(
+            e.contains("fits on none of the sheets") && e.contains("'sheet'"),
+            "{e}"
+        );
     }
 }

@@ -308,6 +308,22 @@ fn verifier_catches_planted_faults() {
     // overlapping by a hair
     let v = verify_sheet(&sheet, &[sq("a", 0.0, 0.0, 0.0), sq("b", 9.999, 0.0, 0.0)]);
     assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");
+    // corners meeting diagonally, 1e-13 mm into each other (floating-point noise of a grid
+    // of copies): touching, not overlap; 1e-4 mm into each other is overlap
+    let noise = 1e-13;
+    assert!(verify_sheet(
+        &sheet,
+        &[
+            sq("a", 0.0, 0.0, 0.0),
+            sq("b", 10.0 - noise, 10.0 - noise, 0.0)
+        ]
+    )
+    .is_empty());
+    let v = verify_sheet(
+        &sheet,
+        &[sq("a", 0.0, 0.0, 0.0), sq("b", 9.9999, 9.9999, 0.0)],
+    );
+    assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");
     // identical positions
     let v = verify_sheet(&sheet, &[sq("a", 5.0, 5.0, 0.0), sq("b", 5.0, 5.0, 0.0)]);
     assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");

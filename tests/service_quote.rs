@@ -36,7 +36,10 @@ fn drawn(file: &str) -> (f64, (f64, f64)) {
                 // extents: the end points and every axis crossing inside the sweep
                 let mut at = |deg: f64| {
                     let t = deg.to_radians();
-                    see(a.center.x + a.radius * t.cos(), a.center.y + a.radius * t.sin());
+                    see(
+                        a.center.x + a.radius * t.cos(),
+                        a.center.y + a.radius * t.sin(),
+                    );
                 };
                 at(a.start_angle);
                 at(a.start_angle + sweep);
@@ -132,7 +135,11 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
     let sheet = (1000.0, 500.0);
 
     // three real parts; one large quantity (several sheets), one small, one a frame
-    let files = [("part_1.dxf", 60), ("part_6.dxf", 7), ("frame_with_hole_r12.dxf", 40)];
+    let files = [
+        ("part_1.dxf", 60),
+        ("part_6.dxf", 7),
+        ("frame_with_hole_r12.dxf", 40),
+    ];
     let req = quote_request(
         files.iter().map(|(f, q)| part(f, *q)).collect(),
         sheet,
@@ -141,9 +148,16 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
     );
     let id = api.submit("/v1/nesting/quotenesting", &req).await;
     let got = wait_complete(&receiver, &id).await;
-    let interims: Vec<&Value> = got.iter().filter(|b| b["Status"] == "InterimResult").collect();
+    let interims: Vec<&Value> = got
+        .iter()
+        .filter(|b| b["Status"] == "InterimResult")
+        .collect();
     assert_eq!(interims.len(), 3, "{got:#?}");
-    assert_eq!(got.last().unwrap()["Status"], "Complete", "Complete comes last");
+    assert_eq!(
+        got.last().unwrap()["Status"],
+        "Complete",
+        "Complete comes last"
+    );
     assert_eq!(got.last().unwrap()["TotalNests"], 3);
     for (k, b) in interims.iter().enumerate() {
         assert_eq!(b["NestIndex"], k as u64, "sub-nests run in order");
@@ -152,35 +166,67 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
         let (file, quantity) = files[k];
         assert_eq!(r["PartIdentifier"], file.trim_end_matches(".dxf"));
         assert_eq!(r["SheetIdentifier"], "S1");
-        assert!(r.get("Placements").is_none(), "the webhook carries figures, the export layouts");
+        assert!(
+            r.get("Placements").is_none(),
+            "the webhook carries figures, the export layouts"
+        );
         let f = |name: &str| r[name].as_f64().unwrap_or_else(|| panic!("{name} in {r}"));
         // the cut length is the drawing's: arcs as arcs, not their flattening
         let (length, (bx, by)) = drawn(file);
-        assert!(close(f("CutLength"), length, 1e-6), "{file}: CutLength {} against the drawing's {length}", f("CutLength"));
-        assert!(close(f("BoundingBoxX"), bx, 1e-3) && close(f("BoundingBoxY"), by, 1e-3),
-            "{file}: bounding box {} x {} against the drawing's {bx} x {by}", f("BoundingBoxX"), f("BoundingBoxY"));
+        assert!(
+            close(f("CutLength"), length, 1e-6),
+            "{file}: CutLength {} against the drawing's {length}",
+            f("CutLength")
+        );
+        assert!(
+            close(f("BoundingBoxX"), bx, 1e-3) && close(f("BoundingBoxY"), by, 1e-3),
+            "{file}: bounding box {} x {} against the drawing's {bx} x {by}",
+            f("BoundingBoxX"),
+            f("BoundingBoxY")
+        );
         // parts per sheet: never above the area bound, nor the quantity
         let part_area = f("PartArea");
         assert!(part_area > 0.0 && part_area < bx * by + 1e-6);
         let area_bound = ((sheet.0 * sheet.1) / part_area).floor() as u64;
         let per_sheet = r["PartsPerSheet"].as_u64().unwrap();
-        assert!(per_sheet >= 1 && per_sheet <= area_bound.min(quantity as u64), "{file}: {per_sheet} per sheet, bound {area_bound}");
+        assert!(
+            per_sheet >= 1 && per_sheet <= area_bound.min(quantity as u64),
+            "{file}: {per_sheet} per sheet, bound {area_bound}"
+        );
         let sheets = r["SheetsRequired"].as_u64().unwrap();
         assert_eq!(sheets, (quantity as u64).div_ceil(per_sheet), "{file}");
         let last = r["LastSheetPartCount"].as_u64().unwrap();
-        assert_eq!((sheets - 1) * per_sheet + last, quantity as u64, "{file}: every copy on a sheet");
+        assert_eq!(
+            (sheets - 1) * per_sheet + last,
+            quantity as u64,
+            "{file}: every copy on a sheet"
+        );
         // the material: full sheets whole, the last up to its used length
         let used = f("LastSheetUsedLength");
         let material = (sheets - 1) as f64 * sheet.0 * sheet.1 + used * sheet.1;
-        assert!(close(f("MaterialAreaPerPart"), material / quantity as f64, 1e-9), "{file}");
-        assert!(close(f("Utilisation"), 100.0 * quantity as f64 * part_area / material, 1e-9), "{file}");
+        assert!(
+            close(f("MaterialAreaPerPart"), material / quantity as f64, 1e-9),
+            "{file}"
+        );
+        assert!(
+            close(
+                f("Utilisation"),
+                100.0 * quantity as f64 * part_area / material,
+                1e-9
+            ),
+            "{file}"
+        );
         // the same figures in the ResponseUnits (inches)
         assert_eq!(r["ResponseUnits"], "Inches");
         assert_eq!(r["Units"], "mm");
         assert!(close(f("CutLengthInUnits"), f("CutLength") / 25.4, 1e-12));
         assert!(close(f("BoundingBoxXInUnits"), bx / 25.4, 1e-3));
         assert!(close(f("PartAreaInUnits"), part_area / 645.16, 1e-12));
-        assert!(close(f("MaterialAreaPerPartInUnits"), f("MaterialAreaPerPart") / 645.16, 1e-12));
+        assert!(close(
+            f("MaterialAreaPerPartInUnits"),
+            f("MaterialAreaPerPart") / 645.16,
+            1e-12
+        ));
     }
     // the frame: 200 x 100 less its 160 x 80 hole; its cut length both rings
     let frame = &interims[2]["Result"];
@@ -217,12 +263,20 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
         assert_eq!(n["PartIdentifier"], figures["PartIdentifier"]);
         assert_eq!(n["PartsPerSheet"], figures["PartsPerSheet"]);
         let placements = n["Placements"].as_array().unwrap();
-        assert_eq!(placements.len() as u64, n["PartsPerSheet"].as_u64().unwrap());
+        assert_eq!(
+            placements.len() as u64,
+            n["PartsPerSheet"].as_u64().unwrap()
+        );
         let last = n["LastSheetPlacements"].as_array().unwrap();
         assert_eq!(last.len() as u64, n["LastSheetPartCount"].as_u64().unwrap());
         // the last sheet's copies are copies of the full sheet's (a subset of a valid layout)
         for p in last {
-            assert!(placements.iter().any(|q| q["X"] == p["X"] && q["Y"] == p["Y"] && q["Rotation"] == p["Rotation"]), "{p}");
+            assert!(
+                placements.iter().any(|q| q["X"] == p["X"]
+                    && q["Y"] == p["Y"]
+                    && q["Rotation"] == p["Rotation"]),
+                "{p}"
+            );
         }
         for p in placements {
             assert_eq!(p["PartIdentifier"], n["PartIdentifier"]);
@@ -245,7 +299,11 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
     assert_eq!(unknown.status, 404, "{}", unknown.text);
     let missing = api.send(api.get("/v1/nesting/exportquotenest")).await;
     assert_eq!(missing.status, 400, "{}", missing.text);
-    assert!(missing.text.contains("RequestId") && missing.text.contains("WebHookUri"), "{}", missing.text);
+    assert!(
+        missing.text.contains("RequestId") && missing.text.contains("WebHookUri"),
+        "{}",
+        missing.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -258,7 +316,11 @@ async fn continue_ends_the_running_sub_nest_and_the_next_one_runs_in_full() {
     let hook = format!("{}/quote", receiver.url);
     // each sub-nest may run a minute: only continue ends them sooner
     let req = quote_request(
-        vec![part("part_1.dxf", 30), part("part_2.dxf", 30), part("part_3.dxf", 30)],
+        vec![
+            part("part_1.dxf", 30),
+            part("part_2.dxf", 30),
+            part("part_3.dxf", 30),
+        ],
         (1000.0, 500.0),
         &hook,
         60.0,
@@ -287,19 +349,34 @@ async fn continue_ends_the_running_sub_nest_and_the_next_one_runs_in_full() {
     // the stop was the first sub-nest's: the second one keeps running
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
-        receiver.for_job(&id).iter().all(|d| d.body["NestIndex"] != 1),
+        receiver
+            .for_job(&id)
+            .iter()
+            .all(|d| d.body["NestIndex"] != 1),
         "the second sub-nest ended without a stop of its own"
     );
     assert_eq!(api.status(&id).await.body["Status"], "Running");
     let a = go_on().await;
     assert_eq!(a.status, 200, "{}", a.text);
     let second = wait_sub_nest(&receiver, &id, 1).await;
-    assert!(second["Result"]["ElapsedSeconds"].as_f64().unwrap() >= 2.5, "{second}");
+    assert!(
+        second["Result"]["ElapsedSeconds"].as_f64().unwrap() >= 2.5,
+        "{second}"
+    );
     let a = go_on().await;
     assert_eq!(a.status, 200, "{}", a.text);
     let got = wait_complete(&receiver, &id).await;
-    assert_eq!(got.iter().filter(|b| b["Status"] == "InterimResult").count(), 3);
-    assert!(started.elapsed() < Duration::from_secs(60), "three stops took {:?}", started.elapsed());
+    assert_eq!(
+        got.iter()
+            .filter(|b| b["Status"] == "InterimResult")
+            .count(),
+        3
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "three stops took {:?}",
+        started.elapsed()
+    );
     // a finished quote cannot be stopped
     let a = go_on().await;
     assert_eq!(a.status, 409, "{}", a.text);
@@ -332,7 +409,11 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
     }
     assert!(a.body["RequestId"].is_string() || a.body["RequestId"].is_null());
     let a = api
-        .send(api.post("/v1/nesting/geometryquotenesting").body("{not json").header("Content-Type", "application/json"))
+        .send(
+            api.post("/v1/nesting/geometryquotenesting")
+                .body("{not json")
+                .header("Content-Type", "application/json"),
+        )
         .await;
     assert_eq!(a.status, 400, "{}", a.text);
 
@@ -360,11 +441,17 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
     });
     let id = api.submit("/v1/nesting/geometryquotenesting", &req).await;
     let got = wait_complete(&receiver, &id).await;
-    let error = got.iter().find(|b| b["Status"] == "Error").expect("an Error payload");
+    let error = got
+        .iter()
+        .find(|b| b["Status"] == "Error")
+        .expect("an Error payload");
     assert_eq!(error["NestIndex"], 0);
     assert_eq!(error["RequestId"], id);
     assert_eq!(error["ErrorCode"], "PartDoesNotFit");
-    assert!(error["ErrorReport"].as_str().unwrap().contains("huge"), "{error}");
+    assert!(
+        error["ErrorReport"].as_str().unwrap().contains("huge"),
+        "{error}"
+    );
     let plate = got
         .iter()
         .find(|b| b["Status"] == "InterimResult")
@@ -373,7 +460,10 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
     let r = &plate["Result"];
     let cut = 300.0 + std::f64::consts::TAU * 10.0;
     assert!(close(r["CutLength"].as_f64().unwrap(), cut, 1e-9), "{r}");
-    assert!(close(r["CutLengthInUnits"].as_f64().unwrap(), cut / 10.0, 1e-9), "{r}");
+    assert!(
+        close(r["CutLengthInUnits"].as_f64().unwrap(), cut / 10.0, 1e-9),
+        "{r}"
+    );
     assert_eq!(r["ResponseUnits"], "Centimetres");
     let area = 5000.0 - std::f64::consts::PI * 100.0;
     assert!(close(r["PartArea"].as_f64().unwrap(), area, 1e-3), "{r}");

@@ -79,9 +79,7 @@ impl AppState {
 }
 
 /// Endpoints of the interface that later work builds; until then they say so (501).
-const NOT_YET: &[(&str, &str)] = &[
-    ("/v1/nesting/legacy", "the legacy XML endpoint"),
-];
+const NOT_YET: &[(&str, &str)] = &[("/v1/nesting/legacy", "the legacy XML endpoint")];
 
 pub fn router(state: AppState, body_limit: usize) -> Router {
     let limits = Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_REQUESTS));

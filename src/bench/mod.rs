@@ -7,6 +7,7 @@ pub mod exports;
 pub mod fairness;
 pub mod hub;
 pub mod kernels;
+pub mod quote;
 pub mod served;
 pub mod sheets;
 

@@ -65,7 +65,11 @@ impl Shape {
     /// The length of every ring, holes included.
     pub fn perimeter(&self) -> f64 {
         self.rings()
-            .map(|r| (0..r.len()).map(|i| r[i].dist(r[(i + 1) % r.len()])).sum::<f64>())
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| r[i].dist(r[(i + 1) % r.len()]))
+                    .sum::<f64>()
+            })
             .sum()
     }
     pub fn outer_area(&self) -> f64 {

@@ -132,7 +132,9 @@ async fn export_quote(ctx: &JobContext, job: &Claimed, spec: &ExportJob) -> Ende
     };
     let body = match wire::quote::export_body(
         &spec.request_id,
-        stored.iter().map(|r| (r.status.as_str(), r.layout.as_str())),
+        stored
+            .iter()
+            .map(|r| (r.status.as_str(), r.layout.as_str())),
     ) {
         Ok(body) => body,
         Err(e) => return failed(e),

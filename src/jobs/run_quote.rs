@@ -129,8 +129,7 @@ async fn run_held(
             return Ended::HandBack;
         }
     };
-    let budget =
-        Duration::from_secs_f64(problem.settings.max_run_time_s.max(0.0)) + WATCHDOG_GRACE;
+    let budget = Duration::from_secs_f64(problem.settings.max_run_time_s.max(0.0)) + WATCHDOG_GRACE;
     for index in 0..total {
         if done.contains(&index) {
             continue;
@@ -213,7 +212,13 @@ async fn run_held(
         };
         match ctx
             .store
-            .add_sub_nest(&job.id, job.attempt, &record, &to_webhook(job, &body), now_ms())
+            .add_sub_nest(
+                &job.id,
+                job.attempt,
+                &record,
+                &to_webhook(job, &body),
+                now_ms(),
+            )
             .await
         {
             Ok(true) => {

@@ -167,7 +167,10 @@ fn interiors_meet(a: &Shape, b: &Shape) -> bool {
                 let eb = BBox::of([p, q]);
                 for j in 0..nb {
                     let (r, s) = (rb[j], rb[(j + 1) % nb]);
-                    if eb.near(&BBox::of([r, s]), 0.0) && segments_cross_properly(p, q, r, s) {
+                    if eb.near(&BBox::of([r, s]), 0.0)
+                        && segments_cross_properly(p, q, r, s)
+                        && crossing_depth(p, q, r, s) > TOLERANCE
+                    {
                         return true;
                     }
                 }
@@ -175,6 +178,17 @@ fn interiors_meet(a: &Shape, b: &Shape) -> bool {
         }
     }
     probes_inside(a, b) || probes_inside(b, a)
+}
+
+/// How far a proper crossing of PQ and RS reaches past the nearer end of either segment: a
+/// crossing of edges that only touch, off by floating-point noise (the corners of two
+/// rectangles that meet diagonally, placed 1e-13 mm into each other), reaches no further
+/// than that noise and is touching, not overlap.
+fn crossing_depth(p: Point, q: Point, r: Point, s: Point) -> f64 {
+    point_segment_dist(p, r, s)
+        .min(point_segment_dist(q, r, s))
+        .min(point_segment_dist(r, p, q))
+        .min(point_segment_dist(s, p, q))
 }
 
 /// Points a hair inside `a` (next to each vertex and edge midpoint) that are strictly inside `b`.

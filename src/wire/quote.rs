@@ -58,8 +58,12 @@ impl ResponseUnits {
                 Some(Units::FromFile) => Units::Millimetres,
                 Some(u) => u,
                 None => {
-                    let names: Vec<String> = Units::ALL[1..].iter().map(|u| u.to_string()).collect();
-                    return Err(format!("unknown value '{v}'; allowed: {}", names.join(", ")));
+                    let names: Vec<String> =
+                        Units::ALL[1..].iter().map(|u| u.to_string()).collect();
+                    return Err(format!(
+                        "unknown value '{v}'; allowed: {}",
+                        names.join(", ")
+                    ));
                 }
             },
         };
@@ -191,7 +195,11 @@ pub struct QuoteNestResult {
     pub elapsed_seconds: f64,
     /// Quote export only: a full sheet's layout, cut SheetsRequired - 1 times (every time
     /// when LastSheetPartCount equals PartsPerSheet).
-    #[serde(rename = "Placements", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "Placements",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub placements: Option<Vec<PlacementBody>>,
     /// Quote export only: the last sheet's layout.
     #[serde(
@@ -277,11 +285,19 @@ pub struct QuotePayload {
     /// 0-based: the part's place in the request's Parts (after UseAllPartsInFile expands them).
     #[serde(rename = "NestIndex", skip_serializing_if = "Option::is_none", default)]
     pub nest_index: Option<u32>,
-    #[serde(rename = "TotalNests", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "TotalNests",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub total_nests: Option<u32>,
     #[serde(rename = "Result", skip_serializing_if = "Option::is_none", default)]
     pub result: Option<QuoteNestResult>,
-    #[serde(rename = "ErrorReport", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "ErrorReport",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub error_report: Option<String>,
     #[serde(rename = "ErrorCode", skip_serializing_if = "Option::is_none", default)]
     pub error_code: Option<String>,
