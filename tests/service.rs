@@ -619,10 +619,16 @@ async fn bad_requests_get_their_status_and_name_the_field() {
             "/v1/nesting/nothing",
         ),
         (
-            "not built yet",
+            "empty quote",
             api.post("/v1/nesting/quotenesting").json(&json!({})),
-            501,
-            "quote",
+            400,
+            "Request",
+        ),
+        (
+            "empty legacy submission",
+            api.post("/v1/nesting/legacy").json(&json!({})),
+            400,
+            "LegacyNestingXML",
         ),
     ];
     for (what, req, status, needle) in cases {

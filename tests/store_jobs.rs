@@ -5,8 +5,11 @@ use kerf::store::*;
 use std::path::PathBuf;
 
 /// The Error delivery body `take_back` writes for a job it fails.
-fn error_body(id: &str, _kind: &str, _request: &str, error: &str) -> String {
-    format!("{{\"RequestId\":\"{id}\",\"Error\":\"{error}\"}}")
+fn error_body(id: &str, _kind: &str, _request: &str, error: &str) -> (String, &'static str) {
+    (
+        format!("{{\"RequestId\":\"{id}\",\"Error\":\"{error}\"}}"),
+        JSON,
+    )
 }
 
 fn temp_db(name: &str) -> PathBuf {
@@ -81,6 +84,7 @@ async fn claim_finish_and_outbox_commit_together() {
             &[Delivery {
                 uri: "https://example.test/hook",
                 body,
+                content_type: JSON,
             }],
             3000,
         )
@@ -137,6 +141,7 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
         &[Delivery {
             uri: "u",
             body: "stale",
+            content_type: JSON,
         }],
         5_200,
     );
@@ -357,6 +362,7 @@ async fn failed_deliveries_retry_then_give_up() {
             &[Delivery {
                 uri: "https://x.test/h",
                 body: "{}",
+                content_type: JSON,
             }],
             10,
         )
@@ -477,7 +483,7 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery() {
         assert_eq!(c.attempt, round);
         let (requeued, failed) = store
             .take_back(Lost::All, 3, 100 + round, |id, _kind, _request, e| {
-                format!("{id}: {e}")
+                (format!("{id}: {e}"), JSON)
             })
             .await
             .unwrap();
@@ -566,6 +572,7 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
     let d = |body| Delivery {
         uri: "https://x.test/h",
         body,
+        content_type: JSON,
     };
     assert!(store
         .add_interim("j", c.attempt, &result("i1"), &[d("interim 1")], 2)
@@ -730,6 +737,7 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
     let delivery = Delivery {
         uri: "https://example.test/hook",
         body: "{}",
+        content_type: JSON,
     };
     assert!(store
         .finish(

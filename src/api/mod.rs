@@ -11,6 +11,7 @@ mod exports;
 mod health;
 mod hub;
 mod keys;
+mod legacy;
 mod nesting;
 mod nesting1d;
 pub mod openapi;
@@ -30,7 +31,7 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, delete, get, patch, post};
+use axum::routing::{delete, get, patch, post};
 use axum::Router;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -78,12 +79,9 @@ impl AppState {
     }
 }
 
-/// Endpoints of the interface that later work builds; until then they say so (501).
-const NOT_YET: &[(&str, &str)] = &[("/v1/nesting/legacy", "the legacy XML endpoint")];
-
 pub fn router(state: AppState, body_limit: usize) -> Router {
     let limits = Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_REQUESTS));
-    let mut r = Router::new()
+    let r = Router::new()
         .route("/v1/nesting", post(nesting::submit_dxf))
         .route("/v1/nesting/geometry", post(nesting::submit_geometry))
         .route("/v1/nesting/parametric", post(nesting::submit_parametric))
@@ -93,6 +91,7 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/v1/nesting/delayedstart", post(nesting::delayed_start))
         .route("/v1/nesting/continue", post(nesting::continue_nest))
         .route("/v1/nesting/failures", get(nesting::failures))
+        .route("/v1/nesting/legacy", post(legacy::submit_legacy))
         .route("/v1/nesting/quotenesting", post(quote::submit_quote))
         .route(
             "/v1/nesting/geometryquotenesting",
@@ -139,18 +138,6 @@ pub fn router(state: AppState, body_limit: usize) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json));
-    for (path, what) in NOT_YET {
-        let what = *what;
-        r = r.route(
-            path,
-            any(move || async move {
-                ApiError::new(
-                    StatusCode::NOT_IMPLEMENTED,
-                    format!("{what} is not available in this version of kerf"),
-                )
-            }),
-        );
-    }
     r.fallback(|method: Method, uri: axum::http::Uri| async move {
         ApiError::not_found(format!("no endpoint {method} {}", uri.path()))
     })
@@ -210,6 +197,7 @@ pub(crate) fn is_submission(path: &str) -> bool {
         "/v1/nesting"
             | "/v1/nesting/geometry"
             | "/v1/nesting/parametric"
+            | "/v1/nesting/legacy"
             | "/v1/nesting/quotenesting"
             | "/v1/nesting/geometryquotenesting"
     )

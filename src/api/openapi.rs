@@ -1,7 +1,7 @@
 //! GET /openapi.json: the OpenAPI 3 document, generated from the handlers' annotations and the
 //! wire types' derives (so it cannot drift from the code).
 
-use super::{account, exports, health, keys, nesting, nesting1d, quote};
+use super::{account, exports, health, keys, legacy, nesting, nesting1d, quote};
 use crate::wire;
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -14,6 +14,7 @@ use utoipa::{Modify, OpenApi};
         nesting::submit_dxf, nesting::submit_geometry, nesting::submit_parametric,
         nesting::status, nesting::result, nesting::delayed_start, nesting::continue_nest, nesting::failures,
         nesting1d::submit_1d, nesting1d::result_1d,
+        legacy::submit_legacy,
         quote::submit_quote, quote::submit_geometry_quote, quote::export_quote,
         exports::render, exports::export, exports::cached,
         account::validate, account::valid_until, account::status, account::fairness, account::recent_jobs,

@@ -78,7 +78,11 @@ pub(super) async fn end(ctx: &JobContext, job: &Claimed, outcome: Ended) {
 pub(super) fn to_webhook<'a>(job: &'a Claimed, body: &'a str) -> Vec<Delivery<'a>> {
     job.webhook_uri
         .iter()
-        .map(|uri| Delivery { uri, body })
+        .map(|uri| Delivery {
+            uri,
+            body,
+            content_type: super::delivery_content_type(&job.kind),
+        })
         .collect()
 }
 

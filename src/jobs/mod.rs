@@ -228,7 +228,10 @@ pub(crate) async fn stopped(mut shutdown: watch::Receiver<bool>) {
 /// Requeues abandoned running jobs, failing those interrupted MAX_ATTEMPTS times.
 async fn take_back(store: &Store, wake: &Wakeups, lost: Lost) {
     let error_body = |job_id: &str, kind: &str, request: &str, error: &str| {
-        error_delivery_body(kind, job_id, request, "Interrupted", error)
+        (
+            error_delivery_body(kind, job_id, request, "Interrupted", error),
+            delivery_content_type(kind),
+        )
     };
     match store
         .take_back(lost, MAX_ATTEMPTS, now_ms(), error_body)
@@ -280,9 +283,20 @@ pub fn error_delivery_body(
     match kind {
         KIND_1D => run1d::error_delivery_body(job_id, code, report),
         KIND_EXPORT => run_export::error_delivery_body(job_id, request),
+        run2d::KIND_LEGACY => run2d::legacy_error_delivery_body(job_id, code, report),
         k if k.starts_with(run_quote::KIND_PREFIX) => {
             run_quote::error_delivery_body(job_id, code, report)
         }
         _ => run2d::error_delivery_body(job_id, code, report),
+    }
+}
+
+/// The media type of a job's deliveries: XML for the legacy endpoint's nests (DESIGN 5.7),
+/// JSON for everything else.
+pub fn delivery_content_type(kind: &str) -> &'static str {
+    if kind == run2d::KIND_LEGACY {
+        crate::store::XML
+    } else {
+        crate::store::JSON
     }
 }

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 /// geometry a part has when it does not say).
 pub const KIND_PREFIX: &str = "nest2d:";
 
+/// The job kind of the legacy XML endpoint's nests: a standard nest of DXF parts (its request
+/// stored as the DxfNestingRequest the XML stands for) whose deliveries are XML documents.
+pub const KIND_LEGACY: &str = "nest2d:legacy";
+
 /// The job kind for a submission endpoint's default geometry.
 pub fn kind_for(geometry: GeometryKind) -> &'static str {
     match geometry {
@@ -43,11 +47,20 @@ const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
 
 /// The NestingResultData body of an Error delivery.
 pub fn error_delivery_body(job_id: &str, code: &str, report: &str) -> String {
-    wire::to_json(&wire::NestingResultData {
+    wire::to_json(&error_data(job_id, code, report))
+}
+
+/// The same, as the legacy endpoint's XML document.
+pub fn legacy_error_delivery_body(job_id: &str, code: &str, report: &str) -> String {
+    wire::legacy::result_xml(&error_data(job_id, code, report))
+}
+
+fn error_data(job_id: &str, code: &str, report: &str) -> wire::NestingResultData {
+    wire::NestingResultData {
         request_id: job_id.into(),
         nest_identifier: job_id.into(),
         status: results::error_message(code, report),
-    })
+    }
 }
 
 /// The three stored bodies of one result.
@@ -60,17 +73,22 @@ struct ResultBodies {
     delivery: String,
 }
 
-fn bodies(problem: &Problem, r: &NestResult, job_id: &str, nesting_status: i32) -> ResultBodies {
+fn bodies(problem: &Problem, r: &NestResult, job: &Claimed, nesting_status: i32) -> ResultBodies {
     let id = uuid::Uuid::new_v4().to_string();
-    let layout = results::layout(problem, r, job_id, &id);
+    let layout = results::layout(problem, r, &job.id, &id);
     let report = results::report(&layout, problem);
     let status = results::status_message(problem, r, &id, nesting_status);
+    let data = wire::NestingResultData {
+        request_id: job.id.clone(),
+        nest_identifier: job.id.clone(),
+        status: status.clone(),
+    };
     ResultBodies {
-        delivery: wire::to_json(&wire::NestingResultData {
-            request_id: job_id.into(),
-            nest_identifier: job_id.into(),
-            status: status.clone(),
-        }),
+        delivery: if job.kind == KIND_LEGACY {
+            wire::legacy::result_xml(&data)
+        } else {
+            wire::to_json(&data)
+        },
         status: wire::to_json(&status),
         report: wire::to_json(&report),
         layout: wire::to_json(&layout),
@@ -176,7 +194,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
                     Ok(r) => r,
                     Err(_) => continue,
                 };
-                let b = bodies(&problem, &r, &job.id, results::STATUS_INTERIM);
+                let b = bodies(&problem, &r, &job, results::STATUS_INTERIM);
                 let deliveries = to_webhook(&job, &b.delivery);
                 match store
                     .add_interim(&job.id, job.attempt, &b.record(), &deliveries, now_ms())
@@ -278,7 +296,7 @@ async fn run_held(ctx: &JobContext, job: &Claimed, lease: &Arc<CancelHandle>) ->
             }
         }
     };
-    let b = bodies(&problem, &result, &job.id, results::STATUS_COMPLETE);
+    let b = bodies(&problem, &result, job, results::STATUS_COMPLETE);
     if complete(ctx, job, b.record(), &b.delivery).await {
         tracing::info!(job = %job.id, utilisation = result.stats.utilisation, "completed");
     }

@@ -567,14 +567,15 @@ impl Store {
     /// `Lost::All`: at the start of a single-process server every Running row is an orphan).
     /// A job interrupted `max_attempts` times is failed instead of queued again (a job that
     /// kills its worker must not do so forever); when it has a webhook, `error_body(job_id,
-    /// kind, request, error)` is the body of its Error delivery, written in the same transaction.
+    /// kind, request, error)` is the body of its Error delivery and its media type, written in
+    /// the same transaction.
     /// Returns (requeued, failed).
     pub async fn take_back(
         &self,
         lost: Lost,
         max_attempts: i64,
         now_ms: i64,
-        error_body: impl Fn(&str, &str, &str, &str) -> String,
+        error_body: impl Fn(&str, &str, &str, &str) -> (String, &'static str),
     ) -> Result<(u64, u64), StoreError> {
         // Lost::All uses a cut-off no lease can be beyond
         let cutoff = match lost {
@@ -603,13 +604,14 @@ impl Store {
                 row.get("webhook_uri"),
             );
             if let Some(uri) = uri {
-                let body = error_body(&id, &kind, &request, &error);
+                let (body, content_type) = error_body(&id, &kind, &request, &error);
                 super::outbox::insert(
                     &mut tx,
                     &id,
                     &[Delivery {
                         uri: &uri,
                         body: &body,
+                        content_type,
                     }],
                     false,
                     now_ms,

@@ -21,7 +21,7 @@ pub use jobs::{
     StopRequest,
 };
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
-pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord};
+pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord, JSON, XML};
 pub use plans::{AccountPlan, PeriodUsage, PlanChange, PERIOD_MS};
 pub use results::{ResultRecord, StoredResult};
 
@@ -99,6 +99,11 @@ fn migrator() -> Migrator {
             9,
             "export cache",
             include_str!("../../migrations/sqlite/0009_export_cache.sql"),
+        ),
+        m(
+            10,
+            "delivery content type",
+            include_str!("../../migrations/sqlite/0010_delivery_content_type.sql"),
         ),
     ])
 }

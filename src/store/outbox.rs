@@ -8,7 +8,14 @@ use sqlx::Row;
 pub struct Delivery<'a> {
     pub uri: &'a str,
     pub body: &'a str,
+    /// The body's media type (`JSON`, or `XML` for the legacy endpoint's results).
+    pub content_type: &'a str,
 }
+
+/// The media type of every delivery but the legacy endpoint's.
+pub const JSON: &str = "application/json";
+/// The legacy XML endpoint's results (DESIGN 5.7).
+pub const XML: &str = "application/xml";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DueDelivery {
@@ -16,6 +23,7 @@ pub struct DueDelivery {
     pub job_id: String,
     pub uri: String,
     pub body: String,
+    pub content_type: String,
     pub attempts: i64,
 }
 
@@ -54,10 +62,11 @@ pub(super) async fn insert(
         .execute(&mut **tx)
         .await?;
     for d in deliveries {
-        sqlx::query("INSERT INTO outbox (job_id, uri, body, next_attempt_at, created_at, interim) VALUES (?, ?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO outbox (job_id, uri, body, content_type, next_attempt_at, created_at, interim) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .bind(job_id)
             .bind(d.uri)
             .bind(d.body)
+            .bind(d.content_type)
             .bind(now_ms)
             .bind(now_ms)
             .bind(interim)
@@ -76,7 +85,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
         let rows = sqlx::query(
-            "SELECT id, job_id, uri, body, attempts FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= ? \
+            "SELECT id, job_id, uri, body, content_type, attempts FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= ? \
              AND id = (SELECT MIN(id) FROM outbox p WHERE p.job_id = o.job_id AND p.delivered_at IS NULL AND p.gave_up = 0 \
                        AND p.next_attempt_at <= ?) \
              ORDER BY next_attempt_at, id LIMIT ?",
@@ -93,6 +102,7 @@ impl Store {
                 job_id: r.get("job_id"),
                 uri: r.get("uri"),
                 body: r.get("body"),
+                content_type: r.get("content_type"),
                 attempts: r.get("attempts"),
             })
             .collect())

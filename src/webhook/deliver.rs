@@ -1,4 +1,5 @@
-//! Sends the outbox (DESIGN 4): POST with `Content-Type: application/json`, a 2xx within 15 s
+//! Sends the outbox (DESIGN 4): POST with `Content-Type: application/json` (the legacy
+//! endpoint's results: `application/xml`), a 2xx within 15 s
 //! is success, redirects are not followed (a 3xx is a failed attempt), every attempt sends the
 //! same body, retries follow `schedule`, and after the last one the delivery gives up (listed
 //! by /v1/nesting/failures). Every address a target resolves to passes the `AddressGuard`
@@ -205,7 +206,7 @@ impl Deliverer {
         let response = self
             .client
             .post(url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::CONTENT_TYPE, d.content_type.as_str())
             .body(d.body.clone())
             .send()
             .await

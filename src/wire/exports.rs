@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 /// RenderSettings as sent. `xDimension`/`yDimension` are spelt so by the spec; the
 /// PascalCase forms are accepted too.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, serde::Serialize)]
 #[serde(default)]
-struct RenderSettingsBody {
+pub(super) struct RenderSettingsBody {
     #[serde(rename = "RenderFormat")]
     render_format: Option<String>,
     #[serde(rename = "xDimension", alias = "XDimension")]
@@ -322,9 +322,9 @@ pub struct ExportFailure {
 }
 
 /// DXFExportSettings as sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, serde::Serialize)]
 #[serde(default)]
-struct DxfSettingsBody {
+pub(super) struct DxfSettingsBody {
     #[serde(rename = "DXFVersion")]
     dxf_version: Option<String>,
     #[serde(rename = "ExportFileType")]
@@ -553,9 +553,9 @@ pub fn part_export_options(
 
 /// RemnantGenerationSettings as sent. ExportFolderPath is read and not used: the service never
 /// writes into its own file system on a caller's say-so; the remnants come back in the export.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, serde::Serialize)]
 #[serde(default)]
-struct RemnantSettingsBody {
+pub(super) struct RemnantSettingsBody {
     #[serde(rename = "MinimumDimensionMM")]
     minimum_dimension_mm: Option<f64>,
     #[serde(rename = "MinimumAreaMM2")]

@@ -6,6 +6,7 @@ pub mod convert;
 pub mod cut1d;
 pub mod exports;
 pub mod keys;
+pub mod legacy;
 pub mod quote;
 pub mod responses;
 pub mod results;
