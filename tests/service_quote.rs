@@ -255,6 +255,10 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
     assert_eq!(a.body["Success"], true);
     let delivered = receiver.wait_path("/quote-export", WAIT).await;
     let body = delivered.body;
+    // what a receiver sees (cargo test -- --nocapture shows it)
+    println!("InterimResult: {}", interims[0]);
+    println!("Complete: {}", got.last().unwrap());
+    println!("quote export: {}", delivered.raw);
     assert_eq!(body["RequestId"], id);
     let nests = body["Nests"].as_array().unwrap();
     assert_eq!(nests.len(), 3);

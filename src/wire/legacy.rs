@@ -12,7 +12,8 @@
 //! Elements the object model does not have are skipped, as XmlSerializer skips them (a .NET
 //! client writes every property of its own version of the model).
 //!
-//! Writing: the JSON form of a NestingResultData, element by element with quick-xml's writer.
+//! Writing: the JSON form of a NestingResultData, element by element with quick-xml's writer
+//! (`tests/service_legacy.rs` reads it back with XmlSerializer itself, under Mono).
 
 use super::convert::FieldError;
 use super::exports::{DxfSettingsBody, RemnantSettingsBody, RenderSettingsBody};
@@ -436,9 +437,10 @@ pub fn to_nesting_request(req: &LegacyNestingRequest) -> Result<DxfNestingReques
 }
 
 /// A NestingResultData (interim, final or error) as the XML document the legacy endpoint
-/// delivers: XmlSerializer's layout, lists wrapped and their items named by type, nulls as
-/// `xsi:nil="true"`, booleans `true`/`false`, numbers as JSON writes them (invariant: a point,
-/// no thousands separators; exponents as XML Schema allows).
+/// delivers: XmlSerializer's layout, elements in the types' declaration order, lists wrapped
+/// and their items named by type, null strings left out, booleans `true`/`false`, numbers as
+/// JSON writes them (invariant: a point, no thousands separators; exponents as XML Schema
+/// allows).
 pub fn result_xml(data: &NestingResultData) -> String {
     let value = serde_json::to_value(data).expect("wire types serialize");
     let mut w = quick_xml::Writer::new_with_indent(Vec::new(), b' ', 2);
@@ -470,11 +472,9 @@ fn result_item(list: &str) -> &str {
 
 fn element(w: &mut quick_xml::Writer<Vec<u8>>, name: &str, v: &Value) -> std::io::Result<()> {
     match v {
-        Value::Null => {
-            let mut e = BytesStart::new(name);
-            e.push_attribute(("xsi:nil", "true"));
-            w.write_event(Event::Empty(e))
-        }
+        // XmlSerializer leaves out a null reference (a string); the result's nullable numbers
+        // are left out when null already (they would be xsi:nil="true")
+        Value::Null => Ok(()),
         Value::Object(fields) => {
             w.write_event(Event::Start(BytesStart::new(name)))?;
             for (k, v) in fields {
