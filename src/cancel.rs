@@ -11,11 +11,6 @@ impl CancelHandle {
         self.0.store(true, Ordering::Relaxed);
     }
 
-    /// Re-arms the handle: a quote's stop ends one sub-nest, and the next one must run.
-    pub fn reset(&self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
-
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }

@@ -324,6 +324,24 @@ fn verifier_catches_planted_faults() {
         &[sq("a", 0.0, 0.0, 0.0), sq("b", 9.9999, 9.9999, 0.0)],
     );
     assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");
+    // a vertex a hair from the square's top edge, its edges running on deep into the square
+    let wedge = PlacedShape {
+        label: "wedge".into(),
+        geometry: PartGeometry::single(Shape::new(
+            vec![
+                Point::new(-20.0, 2.0),
+                Point::new(30.0, 2.0),
+                Point::new(5.0, 10.0 + 1e-9),
+            ],
+            vec![],
+        )),
+        spacing: 0.0,
+    };
+    let v = verify_sheet(&sheet, &[sq("a", 0.0, 0.0, 0.0), wedge]);
+    assert!(
+        v.iter().any(|v| matches!(v, Violation::Overlap { .. })),
+        "{v:?}"
+    );
     // identical positions
     let v = verify_sheet(&sheet, &[sq("a", 5.0, 5.0, 0.0), sq("b", 5.0, 5.0, 0.0)]);
     assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");

@@ -264,6 +264,7 @@ async fn a_quote_prices_each_part_alone_and_its_export_carries_the_layouts() {
     assert_eq!(nests.len(), 3);
     for (k, n) in nests.iter().enumerate() {
         let figures = &interims[k]["Result"];
+        assert_eq!(n["NestIndex"], k as u64);
         assert_eq!(n["PartIdentifier"], figures["PartIdentifier"]);
         assert_eq!(n["PartsPerSheet"], figures["PartsPerSheet"]);
         let placements = n["Placements"].as_array().unwrap();
@@ -400,6 +401,9 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
     bad["ResponseUnits"] = json!("Furlongs");
     bad["Request"]["Sheets"] = json!([]);
     bad["ResultsWebhookUri"] = json!("http://example.com/not-https");
+    // a quote prices the quantity: fillers alone are not a quantity
+    bad["Request"]["Parts"][0]["Quantity"] = json!(0);
+    bad["Request"]["Parts"][0]["FillerPartQuantity"] = json!(3);
     let a = api.post_json("/v1/nesting/quotenesting", &bad).await;
     assert_eq!(a.status, 400, "{}", a.text);
     let fields: Vec<&str> = a.body["Errors"]
@@ -408,10 +412,15 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
         .iter()
         .map(|e| e["FieldName"].as_str().unwrap())
         .collect();
-    for f in ["ResponseUnits", "Request.Sheets", "ResultsWebhookUri"] {
+    for f in [
+        "ResponseUnits",
+        "Request.Sheets",
+        "ResultsWebhookUri",
+        "Request.Parts[0].Quantity",
+    ] {
         assert!(fields.contains(&f), "{f} not named in {}", a.text);
     }
-    assert!(a.body["RequestId"].is_string() || a.body["RequestId"].is_null());
+    assert_eq!(a.body["RequestId"], "", "{}", a.text);
     let a = api
         .send(
             api.post("/v1/nesting/geometryquotenesting")
@@ -420,6 +429,17 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
         )
         .await;
     assert_eq!(a.status, 400, "{}", a.text);
+    // a held quote still needs its webhook: its sub-nests go nowhere else
+    let mut held = quote_request(vec![part("part_1.dxf", 2)], (1000.0, 500.0), &hook, 1.0);
+    held["AutomaticallyStartNesting"] = json!(false);
+    held.as_object_mut().unwrap().remove("ResultsWebhookUri");
+    let a = api.post_json("/v1/nesting/quotenesting", &held).await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert_eq!(
+        a.body["Errors"][0]["FieldName"], "ResultsWebhookUri",
+        "{}",
+        a.text
+    );
 
     // JSON contours: a 100 x 50 plate with a hole of radius 10 drawn by bulges; its cut
     // length is exact (arcs as arcs), and a part larger than the sheet is an Error of its own
@@ -474,4 +494,44 @@ async fn quote_errors_name_the_field_and_a_part_that_fits_nowhere_does_not_stop_
     assert_eq!(r["SheetsRequired"], 1);
     assert_eq!(r["PartsPerSheet"], 12);
     assert_eq!(got.last().unwrap()["Status"], "Complete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quote_killed_mid_way_resumes_after_the_sub_nests_it_stored() {
+    let dir = temp_dir("quote-resume");
+    let receiver = Receiver::start(&dir).await;
+    let mut server = Server::start(&dir, Some(&receiver), &[]);
+    let key = server.first_key.clone().expect("an Admin key");
+    let hook = format!("{}/quote", receiver.url);
+    let req = quote_request(
+        vec![
+            part("part_1.dxf", 20),
+            part("part_2.dxf", 20),
+            part("part_3.dxf", 20),
+        ],
+        (1000.0, 500.0),
+        &hook,
+        3.0,
+    );
+    let id = server
+        .client(&key)
+        .submit("/v1/nesting/quotenesting", &req)
+        .await;
+    // the first sub-nest is stored and delivered, then the process dies mid-quote
+    wait_sub_nest(&receiver, &id, 0).await;
+    server.kill();
+    server.restart();
+    let got = wait_complete(&receiver, &id).await;
+    // every sub-nest delivered; one delivered twice (at least once) is the same stored result,
+    // never priced again
+    for index in 0..3u64 {
+        let bodies: Vec<&Value> = got.iter().filter(|b| b["NestIndex"] == index).collect();
+        assert!(!bodies.is_empty(), "sub-nest {index} missing: {got:#?}");
+        assert!(
+            bodies.iter().all(|b| *b == bodies[0]),
+            "sub-nest {index} priced twice: {bodies:#?}"
+        );
+    }
+    let api = server.client(&key);
+    assert_eq!(api.status(&id).await.body["Status"], "Completed");
 }

@@ -949,11 +949,27 @@ async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_hea
     );
     assert_eq!(
         store.request_stop("s1", account, 5).await.unwrap(),
-        StopRequest::Requested
+        StopRequest::Requested(5)
     );
     assert_eq!(
         store.heartbeat("s1", c.attempt, 1_000, 6).await.unwrap(),
-        Heartbeat::StopRequested
+        Heartbeat::StopRequested(5)
+    );
+    // each request has a mark of its own, even within the same millisecond
+    assert_eq!(
+        store.request_stop("s1", account, 5).await.unwrap(),
+        StopRequest::Requested(6)
+    );
+    // clearing the honoured stop leaves a newer one; clearing that ends the stop
+    assert!(!store.clear_stop("s1", c.attempt, 5).await.unwrap());
+    assert_eq!(
+        store.heartbeat("s1", c.attempt, 1_000, 7).await.unwrap(),
+        Heartbeat::StopRequested(6)
+    );
+    assert!(store.clear_stop("s1", c.attempt, 6).await.unwrap());
+    assert_eq!(
+        store.heartbeat("s1", c.attempt, 1_000, 7).await.unwrap(),
+        Heartbeat::Held
     );
     assert!(store
         .finish("s1", c.attempt, Outcome::Delivered, &[], 7)

@@ -146,6 +146,8 @@ pub async fn recent_jobs(
                         "2D nest"
                     } else if j.kind == crate::jobs::KIND_1D {
                         "1D cut plan"
+                    } else if j.kind.starts_with(crate::jobs::run_quote::KIND_PREFIX) {
+                        "Quote"
                     } else {
                         "Export"
                     }

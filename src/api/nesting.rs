@@ -528,8 +528,8 @@ pub(super) async fn stop_running(
         .request_stop(id, key.account_id, now_ms())
         .await?
     {
-        StopRequest::Requested => {
-            state.wake.events.stop_here(id);
+        StopRequest::Requested(mark) => {
+            state.wake.events.stop_here(id, mark);
             Ok(())
         }
         StopRequest::NotRunning(job_state) => Err(ApiError::new(

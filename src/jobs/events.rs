@@ -10,6 +10,7 @@
 
 use crate::cancel::CancelHandle;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
@@ -68,11 +69,45 @@ impl JobEvent {
     }
 }
 
+/// How a running job hears that a stop was asked for (continue, StopNesting). Every request
+/// has a mark that grows (`store::StopRequest::Requested`); the signal keeps the newest mark
+/// heard (0: none), and trips its handle, when it has one, at the first. A nest is tripped and
+/// ends; a quote's runner compares marks, so it tells the stop a sub-nest honoured from a new
+/// one, whichever way (this node's API, a heartbeat) and in whatever order they arrive.
+#[derive(Debug, Default)]
+pub struct StopSignal {
+    newest: AtomicI64,
+    trips: Option<Arc<CancelHandle>>,
+}
+
+impl StopSignal {
+    /// A signal that cancels `cancel` at the first request.
+    pub fn tripping(cancel: Arc<CancelHandle>) -> StopSignal {
+        StopSignal {
+            newest: AtomicI64::new(0),
+            trips: Some(cancel),
+        }
+    }
+
+    /// A stop of mark `mark` was asked for.
+    pub fn request(&self, mark: i64) {
+        self.newest.fetch_max(mark, Ordering::SeqCst);
+        if let Some(cancel) = &self.trips {
+            cancel.cancel();
+        }
+    }
+
+    /// The newest mark heard (0: none).
+    pub fn newest(&self) -> i64 {
+        self.newest.load(Ordering::SeqCst)
+    }
+}
+
 /// The event channel and the running-jobs registry, shared by workers and the API.
 #[derive(Clone)]
 pub struct JobEvents {
     sender: broadcast::Sender<JobEvent>,
-    running: Arc<Mutex<HashMap<String, Arc<CancelHandle>>>>,
+    running: Arc<Mutex<HashMap<String, Arc<StopSignal>>>>,
 }
 
 impl Default for JobEvents {
@@ -95,27 +130,28 @@ impl JobEvents {
     }
 
     /// Registers a job this process runs; the guard unregisters it.
-    pub fn running(&self, job_id: &str, cancel: Arc<CancelHandle>) -> RunningGuard {
-        self.lock().insert(job_id.to_string(), cancel.clone());
+    pub fn running(&self, job_id: &str, stop: Arc<StopSignal>) -> RunningGuard {
+        self.lock().insert(job_id.to_string(), stop.clone());
         RunningGuard {
             events: self.clone(),
             job_id: job_id.to_string(),
-            cancel,
+            stop,
         }
     }
 
-    /// Stops job `job_id` at once if this process runs it; true when it did.
-    pub fn stop_here(&self, job_id: &str) -> bool {
+    /// Passes the stop of mark `mark` to job `job_id` at once if this process runs it; true
+    /// when it did.
+    pub fn stop_here(&self, job_id: &str, mark: i64) -> bool {
         match self.lock().get(job_id) {
-            Some(cancel) => {
-                cancel.cancel();
+            Some(stop) => {
+                stop.request(mark);
                 true
             }
             None => false,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<CancelHandle>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<StopSignal>>> {
         // a poisoned lock only means a panic mid-insert: the map is still usable
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -125,7 +161,7 @@ impl JobEvents {
 pub struct RunningGuard {
     events: JobEvents,
     job_id: String,
-    cancel: Arc<CancelHandle>,
+    stop: Arc<StopSignal>,
 }
 
 impl Drop for RunningGuard {
@@ -135,7 +171,7 @@ impl Drop for RunningGuard {
         let mut running = self.events.lock();
         if running
             .get(&self.job_id)
-            .is_some_and(|c| Arc::ptr_eq(c, &self.cancel))
+            .is_some_and(|c| Arc::ptr_eq(c, &self.stop))
         {
             running.remove(&self.job_id);
         }

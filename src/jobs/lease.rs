@@ -2,7 +2,7 @@
 //! to the job's webhook, and the end of a job (completed with its result, failed with an Error
 //! delivery, or handed back), each written in one fenced transaction.
 
-use super::events::{JobEvent, RunningGuard};
+use super::events::{JobEvent, RunningGuard, StopSignal};
 use super::{error_delivery_body, JobContext, HEARTBEAT, LEASE_MS};
 use crate::cancel::CancelHandle;
 use crate::store::{now_ms, Claimed, Delivery, Heartbeat, Outcome, ResultRecord};
@@ -13,18 +13,20 @@ use std::sync::Arc;
 /// rescuer takes it back); the handle is cancelled if the lease is lost.
 pub(super) fn hold_lease(ctx: &JobContext, job: &Claimed) -> (LeaseGuard, Arc<CancelHandle>) {
     let cancel = Arc::new(CancelHandle::default());
-    let guard = hold_lease_apart(ctx, job, cancel.clone(), cancel.clone());
+    let stop = Arc::new(StopSignal::tripping(cancel.clone()));
+    let guard = hold_lease_apart(ctx, job, cancel.clone(), stop);
     (guard, cancel)
 }
 
 /// `hold_lease` with the two reasons to stop apart: `lease` is cancelled when the lease is
-/// lost, `stop` when a stop is asked for (continue, StopNesting). A nest has one handle for
-/// both; a quote's stop ends its running sub-nest, and the quote goes on.
+/// lost, `stop` hears each stop asked for (continue, StopNesting) with its mark. A nest's
+/// signal trips its one handle; a quote's runner reads the marks, so a stop ends the running
+/// sub-nest and the quote goes on.
 pub(super) fn hold_lease_apart(
     ctx: &JobContext,
     job: &Claimed,
     lease: Arc<CancelHandle>,
-    stop: Arc<CancelHandle>,
+    stop: Arc<StopSignal>,
 ) -> LeaseGuard {
     let heartbeat = tokio::spawn(keep_lease(
         ctx.store.clone(),
@@ -185,7 +187,7 @@ async fn keep_lease(
     store: crate::store::Store,
     job: Claimed,
     lease: Arc<CancelHandle>,
-    stop: Arc<CancelHandle>,
+    stop: Arc<StopSignal>,
 ) {
     let mut tick = tokio::time::interval(HEARTBEAT);
     tick.tick().await;
@@ -196,16 +198,15 @@ async fn keep_lease(
             .await
         {
             Ok(Heartbeat::Held) => {}
-            Ok(Heartbeat::StopRequested) => {
-                if !stop.is_cancelled() {
+            Ok(Heartbeat::StopRequested(mark)) => {
+                if mark > stop.newest() {
                     tracing::info!(job = %job.id, "stop requested; ending with the best result so far");
-                    stop.cancel();
                 }
+                stop.request(mark);
             }
             Ok(Heartbeat::Lost) => {
                 tracing::warn!(job = %job.id, "lease lost; stopping the work");
                 lease.cancel();
-                stop.cancel();
                 return;
             }
             Err(e) => tracing::error!(job = %job.id, error = %e, "heartbeat failed"),

@@ -5,9 +5,12 @@
 //! the job. A quote taken back after an interruption resumes after the sub-nests it stored.
 //!
 //! A stop (continue, StopNesting) ends the running sub-nest with its best layout and is then
-//! cleared, so the next sub-nest runs in full; a lost lease or shutdown ends the quote.
+//! cleared, so the next sub-nest runs in full; a lost lease or shutdown ends the quote. Stops
+//! are told apart by their marks (`StopSignal`): the runner remembers the newest mark a
+//! sub-nest honoured, and only a newer one ends the next; so a stop asked for while a sub-nest
+//! is being stored is not lost, and an old one a heartbeat hears late ends nothing.
 
-use super::events::JobEvent;
+use super::events::{JobEvent, StopSignal};
 use super::lease::{complete, end, hold_lease_apart, to_webhook, AbortOnDrop, Ended};
 use super::JobContext;
 use crate::cancel::CancelHandle;
@@ -69,7 +72,7 @@ pub fn stored_quote(
 
 pub(super) async fn run(ctx: JobContext, job: Claimed) {
     let lease = Arc::new(CancelHandle::default());
-    let stop = Arc::new(CancelHandle::default());
+    let stop = Arc::new(StopSignal::default());
     let heartbeat = hold_lease_apart(&ctx, &job, lease.clone(), stop.clone());
     let outcome = run_held(&ctx, &job, &lease, &stop).await;
     drop(heartbeat);
@@ -90,7 +93,7 @@ async fn run_held(
     ctx: &JobContext,
     job: &Claimed,
     lease: &Arc<CancelHandle>,
-    stop: &Arc<CancelHandle>,
+    stop: &Arc<StopSignal>,
 ) -> Ended {
     let converted = {
         let job = job.clone();
@@ -130,6 +133,8 @@ async fn run_held(
         }
     };
     let budget = Duration::from_secs_f64(problem.settings.max_run_time_s.max(0.0)) + WATCHDOG_GRACE;
+    // the newest stop a sub-nest has honoured: only a newer one ends the next
+    let mut honoured = 0;
     for index in 0..total {
         if done.contains(&index) {
             continue;
@@ -153,7 +158,7 @@ async fn run_held(
                 let watchdog = tokio::time::sleep(budget);
                 tokio::pin!(watchdog);
                 loop {
-                    if lease.is_cancelled() || stop.is_cancelled() || *shutdown.borrow() {
+                    if lease.is_cancelled() || stop.newest() > honoured || *shutdown.borrow() {
                         break;
                     }
                     tokio::select! {
@@ -172,6 +177,8 @@ async fn run_held(
             .await
         };
         drop(ender);
+        // a stop asked for until now was this sub-nest's; one asked for later is the next's
+        let stopped_by = stop.newest();
         if *ctx.shutdown.borrow() {
             // this sub-nest is priced again by the next attempt
             return Ended::HandBack;
@@ -234,12 +241,13 @@ async fn run_held(
                 return Ended::HandBack;
             }
         }
-        if stop.is_cancelled() {
-            // the stop ended this sub-nest; the next one runs in full
-            if let Err(e) = ctx.store.clear_stop(&job.id, job.attempt).await {
+        if stopped_by > honoured {
+            // the stop ended this sub-nest; the next one runs in full (a newer request, which
+            // has a greater mark, stays in the store, and ends the next one)
+            honoured = stopped_by;
+            if let Err(e) = ctx.store.clear_stop(&job.id, job.attempt, honoured).await {
                 tracing::error!(job = %job.id, error = %e, "clearing a quote's stop failed");
             }
-            stop.reset();
         }
     }
     let body = wire::to_json(&wq::QuotePayload::complete(&job.id, total));

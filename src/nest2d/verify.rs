@@ -180,15 +180,15 @@ fn interiors_meet(a: &Shape, b: &Shape) -> bool {
     probes_inside(a, b) || probes_inside(b, a)
 }
 
-/// How far a proper crossing of PQ and RS reaches past the nearer end of either segment: a
-/// crossing of edges that only touch, off by floating-point noise (the corners of two
-/// rectangles that meet diagonally, placed 1e-13 mm into each other), reaches no further
-/// than that noise and is touching, not overlap.
+/// How far a proper crossing of PQ and RS reaches past the ends: each segment is crossed
+/// this close to one of its own ends at most. Edges that only touch, off by floating-point
+/// noise (the corners of two rectangles that meet diagonally, placed 1e-13 mm into each
+/// other), cross within that noise of an end of both, and touch rather than overlap; an edge
+/// that runs on into the other part is crossed far from the other edge's ends.
 fn crossing_depth(p: Point, q: Point, r: Point, s: Point) -> f64 {
-    point_segment_dist(p, r, s)
-        .min(point_segment_dist(q, r, s))
-        .min(point_segment_dist(r, p, q))
-        .min(point_segment_dist(s, p, q))
+    let into_rs = point_segment_dist(p, r, s).min(point_segment_dist(q, r, s));
+    let into_pq = point_segment_dist(r, p, q).min(point_segment_dist(s, p, q));
+    into_rs.max(into_pq)
 }
 
 /// Points a hair inside `a` (next to each vertex and edge midpoint) that are strictly inside `b`.

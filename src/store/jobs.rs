@@ -96,8 +96,9 @@ pub struct JobStatus {
 pub enum Heartbeat {
     /// The lease is renewed.
     Held,
-    /// The lease is renewed, and someone asked the job to stop early (continue, StopNesting).
-    StopRequested,
+    /// The lease is renewed, and someone asked the job to stop early (continue, StopNesting);
+    /// the request's mark (see `StopRequest::Requested`).
+    StopRequested(i64),
     /// This attempt no longer holds the job.
     Lost,
 }
@@ -106,7 +107,9 @@ pub enum Heartbeat {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopRequest {
     /// Recorded: the worker running it stops at its next heartbeat (or at once on this node).
-    Requested,
+    /// The mark (the job's `stop_requested_at`) grows with every request, so a quote, whose
+    /// runner clears the stop each sub-nest honoured, tells a new request from an old one.
+    Requested(i64),
     /// The job is not running (its state).
     NotRunning(JobState),
     /// No such job for the account.
@@ -390,10 +393,10 @@ impl Store {
         .await?;
         Ok(match row {
             None => Heartbeat::Lost,
-            Some(r) if r.get::<Option<i64>, _>("stop_requested_at").is_some() => {
-                Heartbeat::StopRequested
-            }
-            Some(_) => Heartbeat::Held,
+            Some(r) => match r.get::<Option<i64>, _>("stop_requested_at") {
+                Some(mark) => Heartbeat::StopRequested(mark),
+                None => Heartbeat::Held,
+            },
         })
     }
 
@@ -406,17 +409,20 @@ impl Store {
         account_id: i64,
         now_ms: i64,
     ) -> Result<StopRequest, StoreError> {
+        // the mark: now, or one past the last request's if that is not earlier (each request
+        // has a mark of its own)
         let done = sqlx::query(
-            "UPDATE jobs SET stop_requested_at = COALESCE(stop_requested_at, ?) WHERE id = ? AND state = 'Running' \
-             AND api_key_id IN (SELECT id FROM api_keys WHERE account_id = ?)",
+            "UPDATE jobs SET stop_requested_at = CASE WHEN stop_requested_at IS NULL OR stop_requested_at < ?1 \
+             THEN ?1 ELSE stop_requested_at + 1 END WHERE id = ?2 AND state = 'Running' \
+             AND api_key_id IN (SELECT id FROM api_keys WHERE account_id = ?3) RETURNING stop_requested_at",
         )
         .bind(now_ms)
         .bind(id)
         .bind(account_id)
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await?;
-        if done.rows_affected() == 1 {
-            return Ok(StopRequest::Requested);
+        if let Some(row) = done {
+            return Ok(StopRequest::Requested(row.get("stop_requested_at")));
         }
         Ok(match self.status_for_account(id, account_id).await? {
             Some(job) => StopRequest::NotRunning(job.state),
@@ -550,14 +556,17 @@ impl Store {
         Ok(true)
     }
 
-    /// Clears a stop that running attempt `attempt` has honoured (a quote's stop ends one
-    /// sub-nest, not the quote). False when the attempt no longer holds the job.
-    pub async fn clear_stop(&self, id: &str, attempt: i64) -> Result<bool, StoreError> {
+    /// Clears the stop of mark `mark` that running attempt `attempt` has honoured (a quote's
+    /// stop ends one sub-nest, not the quote). A newer request (a greater mark) stays. False
+    /// when nothing was cleared.
+    pub async fn clear_stop(&self, id: &str, attempt: i64, mark: i64) -> Result<bool, StoreError> {
         let r = sqlx::query(
-            "UPDATE jobs SET stop_requested_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running'",
+            "UPDATE jobs SET stop_requested_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running' \
+             AND stop_requested_at = ?",
         )
         .bind(id)
         .bind(attempt)
+        .bind(mark)
         .execute(&self.pool)
         .await?;
         Ok(r.rows_affected() == 1)

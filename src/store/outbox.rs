@@ -77,8 +77,10 @@ pub(super) async fn insert(
 }
 
 impl Store {
-    /// Deliveries due now: the oldest due one of each job (a job's deliveries go out in
-    /// order, one at a time), oldest first.
+    /// Deliveries due now: of each job, its oldest undelivered one if it is due (a job's
+    /// deliveries go out in order, one at a time: a later one waits while an earlier one
+    /// waits to be retried, so a quote's Complete never overtakes one of its InterimResults;
+    /// a nest's newer result replaces its undelivered interim ones instead), oldest first.
     pub async fn due_deliveries(
         &self,
         now_ms: i64,
@@ -86,11 +88,9 @@ impl Store {
     ) -> Result<Vec<DueDelivery>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, job_id, uri, body, content_type, attempts FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= ? \
-             AND id = (SELECT MIN(id) FROM outbox p WHERE p.job_id = o.job_id AND p.delivered_at IS NULL AND p.gave_up = 0 \
-                       AND p.next_attempt_at <= ?) \
+             AND id = (SELECT MIN(id) FROM outbox p WHERE p.job_id = o.job_id AND p.delivered_at IS NULL AND p.gave_up = 0) \
              ORDER BY next_attempt_at, id LIMIT ?",
         )
-        .bind(now_ms)
         .bind(now_ms)
         .bind(limit)
         .fetch_all(&self.pool)
@@ -108,10 +108,12 @@ impl Store {
             .collect())
     }
 
-    /// When the next undelivered delivery falls due, if any.
+    /// When the next delivery that may go out falls due (the oldest undelivered one of a
+    /// job), if any.
     pub async fn next_delivery_at(&self) -> Result<Option<i64>, StoreError> {
         Ok(sqlx::query(
-            "SELECT MIN(next_attempt_at) AS t FROM outbox WHERE delivered_at IS NULL AND gave_up = 0",
+            "SELECT MIN(next_attempt_at) AS t FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 \
+             AND id = (SELECT MIN(id) FROM outbox p WHERE p.job_id = o.job_id AND p.delivered_at IS NULL AND p.gave_up = 0)",
         )
         .fetch_one(&self.pool)
         .await?

@@ -117,7 +117,35 @@ pub fn to_quote_submission(
     let submission = to_submission(&req.nesting(), default_kind)
         .map_err(|e| errors.extend(e))
         .ok();
-    let (Some(mut submission), Some(units)) = (submission, units) else {
+    // a quote's sub-nests go to its webhook (held or not), and it prices real quantities
+    if !req.automatically_start_nesting.unwrap_or(true)
+        && req
+            .results_webhook_uri
+            .as_deref()
+            .is_none_or(|u| u.trim().is_empty())
+    {
+        errors.push(FieldError {
+            field: "ResultsWebhookUri".into(),
+            message: "missing: a quote's sub-nests are delivered to it, held or not".into(),
+        });
+    }
+    for (i, p) in req
+        .request
+        .iter()
+        .flat_map(|r| r.parts.iter().flatten())
+        .enumerate()
+    {
+        // (a quantity of 0 without fillers is refused by the standard validation already)
+        if p.quantity == 0 && p.filler_part_quantity > 0 {
+            errors.push(FieldError {
+                field: format!("Request.Parts[{i}].Quantity"),
+                message:
+                    "must be at least 1: a quote prices the quantity (filler parts do not apply)"
+                        .into(),
+            });
+        }
+    }
+    let (Some(mut submission), Some(units), true) = (submission, units, errors.is_empty()) else {
         return Err(errors);
     };
     apply_sub_nest_default(&mut submission.converted.problem, req.request.as_ref());
@@ -138,6 +166,9 @@ pub fn apply_sub_nest_default(problem: &mut Problem, request: Option<&Base64Nest
 /// One sub-nest's figures. Lengths and areas in millimetres, and again in ResponseUnits.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 pub struct QuoteNestResult {
+    /// The sub-nest: the part's place in the request's Parts (after UseAllPartsInFile).
+    #[serde(rename = "NestIndex")]
+    pub nest_index: u32,
     #[serde(rename = "PartIdentifier")]
     pub part_identifier: String,
     #[serde(rename = "SheetIdentifier")]
@@ -230,6 +261,7 @@ pub fn quote_nest_result(problem: &Problem, s: &SubNest, units: ResponseUnits) -
             .collect()
     };
     QuoteNestResult {
+        nest_index: s.part as u32,
         part_identifier: problem.parts[s.part].id.clone(),
         sheet_identifier: sheet.id.clone(),
         quantity: s.quantity,

@@ -283,7 +283,8 @@ impl Connection {
         }
     }
 
-    /// The job, if it is a 2D nest of the caller's account (the only kind the hub streams).
+    /// The job, if it is a 2D nest or a quote of the caller's account (the kinds the hub
+    /// streams: a quote's payloads come as NestingResult, their Status the quote payload).
     async fn nest_job(&self, id: &str) -> Result<crate::store::JobStatus, String> {
         let job = self
             .state
@@ -292,9 +293,11 @@ impl Connection {
             .await
             .map_err(|e| format!("the store failed: {e}"))?
             .ok_or_else(|| format!("no job {id} for this account"))?;
-        if !job.kind.starts_with(KIND_PREFIX) {
+        if !job.kind.starts_with(KIND_PREFIX)
+            && !job.kind.starts_with(crate::jobs::run_quote::KIND_PREFIX)
+        {
             return Err(format!(
-                "job {id} is not a 2D nest: only 2D nests stream over the hub"
+                "job {id} is not a 2D nest or a quote: only those stream over the hub"
             ));
         }
         Ok(job)

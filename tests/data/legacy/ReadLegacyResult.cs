@@ -39,7 +39,7 @@ public static class ReadLegacyResult {
             "ResultIdentity=" + r.Status.ResultIdentity,
             "ErrorReport=" + (r.Status.ErrorReport == null ? "(null)" : r.Status.ErrorReport),
             "PartsPlaced=" + r.Status.PartsPlaced,
-            "Utilisation=" + r.Status.Utilisation.Value.ToString("R", CultureInfo.InvariantCulture),
+            "Utilisation=" + r.Status.Utilisation.Value.ToString("G17", CultureInfo.InvariantCulture),
             "Sheets=" + r.Status.NestedSheetsInfo.Count,
             "FirstSheet=" + (s1 == null ? "" : s1.SheetIdentifier + "@" + s1.XDimension.ToString(CultureInfo.InvariantCulture)),
             "Unplaced=" + r.Status.UnplacedParts.Count,
