@@ -324,6 +324,24 @@ fn verifier_catches_planted_faults() {
         &[sq("a", 0.0, 0.0, 0.0), sq("b", 9.9999, 9.9999, 0.0)],
     );
     assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");
+    // a diamond whose bottom vertex is 1e-13 mm into the middle of the square's top edge (a T,
+    // as copies placed against each other make): touching
+    let diamond = |depth: f64| PlacedShape {
+        label: "diamond".into(),
+        geometry: PartGeometry::single(Shape::new(
+            vec![
+                Point::new(5.0, 10.0 - depth),
+                Point::new(8.0, 13.0 - depth),
+                Point::new(5.0, 16.0 - depth),
+                Point::new(2.0, 13.0 - depth),
+            ],
+            vec![],
+        )),
+        spacing: 0.0,
+    };
+    assert!(verify_sheet(&sheet, &[sq("a", 0.0, 0.0, 0.0), diamond(1e-13)]).is_empty());
+    let v = verify_sheet(&sheet, &[sq("a", 0.0, 0.0, 0.0), diamond(1e-3)]);
+    assert!(matches!(v.as_slice(), [Violation::Overlap { .. }]), "{v:?}");
     // a vertex a hair from the square's top edge, its edges running on deep into the square
     let wedge = PlacedShape {
         label: "wedge".into(),

@@ -180,15 +180,19 @@ fn interiors_meet(a: &Shape, b: &Shape) -> bool {
     probes_inside(a, b) || probes_inside(b, a)
 }
 
-/// How far a proper crossing of PQ and RS reaches past the ends: each segment is crossed
-/// this close to one of its own ends at most. Edges that only touch, off by floating-point
-/// noise (the corners of two rectangles that meet diagonally, placed 1e-13 mm into each
-/// other), cross within that noise of an end of both, and touch rather than overlap; an edge
-/// that runs on into the other part is crossed far from the other edge's ends.
+/// How far from the segments' ends a proper crossing of PQ and RS lies: the least distance
+/// of an end of either segment to the other. Edges that only touch, off by floating-point
+/// noise, cross within that noise of an end: two corners that meet diagonally (1e-13 mm into
+/// each other), and above all a vertex on another part's edge (a T: the vertex's edges cross
+/// the edge right at the vertex, while the edge's own ends are far away). That is touching,
+/// not overlap. An edge that runs on into the other part is found all the same: it leaves
+/// through another edge (a crossing far from every end), or the probes find its material
+/// inside the other part.
 fn crossing_depth(p: Point, q: Point, r: Point, s: Point) -> f64 {
-    let into_rs = point_segment_dist(p, r, s).min(point_segment_dist(q, r, s));
-    let into_pq = point_segment_dist(r, p, q).min(point_segment_dist(s, p, q));
-    into_rs.max(into_pq)
+    point_segment_dist(p, r, s)
+        .min(point_segment_dist(q, r, s))
+        .min(point_segment_dist(r, p, q))
+        .min(point_segment_dist(s, p, q))
 }
 
 /// Points a hair inside `a` (next to each vertex and edge midpoint) that are strictly inside `b`.
