@@ -156,49 +156,31 @@ async fn queue_export(
 ) -> Result<Json<wire::ExportAccepted>, ApiError> {
     // the query, every problem at once
     let mut errors = Vec::new();
-    let mut need = |names: &[&str], why: &str| {
-        let v = query_value(&q, names).filter(|v| !v.trim().is_empty());
-        if v.is_none() {
-            errors.push(FieldError {
-                field: format!("{} (query)", names[0]),
-                message: format!("missing: {why}"),
-            });
-        }
-        v
-    };
-    let id = need(
+    let id = required_query(
+        &q,
         &["RequestId", "NestIdentifier"],
         "the RequestId returned at submission",
+        &mut errors,
     );
-    let result_id = need(
+    let result_id = required_query(
+        &q,
         &["ResultIdentity", "ResultId"],
         "the ResultIdentity of the result to export (its webhook delivery gives it)",
+        &mut errors,
     );
-    let response_type = need(
+    let response_type = required_query(
+        &q,
         &["ResponseType"],
         "one of Result, Render, DXF, ReportSource, RemnantExport, Runtime, PartsExport (or 0 to 6)",
+        &mut errors,
     );
-    let hook = need(
-        &["WebHookUri", "WebhookUri"],
-        "an absolute HTTPS URL the export is POSTed to",
-    );
+    let hook = webhook_query(&state, &q, &mut errors);
     let response_type = response_type.and_then(|t| {
         ResponseType::parse(&t)
             .map_err(|message| {
                 errors.push(FieldError {
                     field: "ResponseType (query)".into(),
                     message,
-                })
-            })
-            .ok()
-    });
-    let hook = hook.and_then(|u| {
-        crate::webhook::parse_target(u.trim())
-            .and_then(|url| state.check_webhook_host(&url).map(|()| url))
-            .map_err(|why| {
-                errors.push(FieldError {
-                    field: "WebHookUri (query)".into(),
-                    message: why,
                 })
             })
             .ok()
@@ -275,6 +257,48 @@ async fn queue_export(
         success: true,
         error: None,
     }))
+}
+
+/// A query value required by any of its names (any letter case); missing or blank, the
+/// problem is added to `errors` (`why` says what it should be).
+pub(super) fn required_query(
+    q: &HashMap<String, String>,
+    names: &[&str],
+    why: &str,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    let v = query_value(q, names).filter(|v| !v.trim().is_empty());
+    if v.is_none() {
+        errors.push(FieldError {
+            field: format!("{} (query)", names[0]),
+            message: format!("missing: {why}"),
+        });
+    }
+    v
+}
+
+/// An export call's WebHookUri (or WebhookUri): an absolute HTTPS URL whose host the webhook
+/// guard admits; else the problem is added to `errors`.
+pub(super) fn webhook_query(
+    state: &AppState,
+    q: &HashMap<String, String>,
+    errors: &mut Vec<FieldError>,
+) -> Option<url::Url> {
+    let hook = required_query(
+        q,
+        &["WebHookUri", "WebhookUri"],
+        "an absolute HTTPS URL the export is POSTed to",
+        errors,
+    )?;
+    crate::webhook::parse_target(hook.trim())
+        .and_then(|url| state.check_webhook_host(&url).map(|()| url))
+        .map_err(|why| {
+            errors.push(FieldError {
+                field: "WebHookUri (query)".into(),
+                message: why,
+            })
+        })
+        .ok()
 }
 
 /// What GenerateExport did.

@@ -63,10 +63,8 @@ pub async fn submit_legacy(
     )
     .await
     .map_err(shape)?;
-    Ok(Json(wire::ApiNestingResult {
-        request_id: id,
-        error: None,
-        errors: Vec::new(),
-        warnings: submission.converted.warnings,
-    }))
+    Ok(Json(wire::ApiNestingResult::accepted(
+        id,
+        submission.converted.warnings,
+    )))
 }

@@ -205,12 +205,10 @@ async fn submit(
     )
     .await
     .map_err(shape)?;
-    Ok(Json(wire::ApiNestingResult {
-        request_id: id,
-        error: None,
-        errors: Vec::new(),
-        warnings: submission.converted.warnings,
-    }))
+    Ok(Json(wire::ApiNestingResult::accepted(
+        id,
+        submission.converted.warnings,
+    )))
 }
 
 /// Submit a 2D nest of DXF parts (DxfNestingRequest), in the body or as query parameters.

@@ -6,11 +6,12 @@
 
 use super::auth::{Caller, Submitter};
 use super::error::{ApiError, Shape};
-use super::nesting::{body_of, query_value, queue_job};
+use super::exports::{required_query, webhook_query};
+use super::nesting::{body_of, queue_job};
 use super::AppState;
 use crate::jobs::{run_quote, KIND_EXPORT};
 use crate::store::{now_ms, JobState, NewJob};
-use crate::wire::{self, exports::ExportJob, quote as wq, FieldError, GeometryKind};
+use crate::wire::{self, exports::ExportJob, quote as wq, GeometryKind};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Query, State};
@@ -50,12 +51,10 @@ async fn submit(
     )
     .await
     .map_err(shape)?;
-    Ok(Json(wire::ApiNestingResult {
-        request_id: id,
-        error: None,
-        errors: Vec::new(),
-        warnings: quote.submission.converted.warnings,
-    }))
+    Ok(Json(wire::ApiNestingResult::accepted(
+        id,
+        quote.submission.converted.warnings,
+    )))
 }
 
 /// Submit a quote of DXF parts: each part is priced alone on its best sheet, one sub-nest
@@ -129,35 +128,13 @@ pub async fn export_quote(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<wire::ExportAccepted>, ApiError> {
     let mut errors = Vec::new();
-    let mut need = |names: &[&str], why: &str| {
-        let v = query_value(&q, names).filter(|v| !v.trim().is_empty());
-        if v.is_none() {
-            errors.push(FieldError {
-                field: format!("{} (query)", names[0]),
-                message: format!("missing: {why}"),
-            });
-        }
-        v
-    };
-    let id = need(
+    let id = required_query(
+        &q,
         &["RequestId", "NestIdentifier"],
         "the RequestId of the quote, returned at submission",
+        &mut errors,
     );
-    let hook = need(
-        &["WebHookUri", "WebhookUri"],
-        "an absolute HTTPS URL the export is POSTed to",
-    );
-    let hook = hook.and_then(|u| {
-        crate::webhook::parse_target(u.trim())
-            .and_then(|url| state.check_webhook_host(&url).map(|()| url))
-            .map_err(|why| {
-                errors.push(FieldError {
-                    field: "WebHookUri (query)".into(),
-                    message: why,
-                })
-            })
-            .ok()
-    });
+    let hook = webhook_query(&state, &q, &mut errors);
     let (Some(id), Some(hook)) = (id, hook) else {
         return Err(ApiError::fields(errors));
     };

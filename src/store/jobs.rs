@@ -91,6 +91,15 @@ pub struct JobStatus {
     pub api_key_id: String,
 }
 
+/// What a new result of a running job does to its earlier ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Earlier {
+    /// A nest's interim result: it replaces the earlier one and its undelivered deliveries.
+    Replaced,
+    /// A quote's sub-nest: every one is kept and delivered.
+    Kept,
+}
+
 /// What a heartbeat found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Heartbeat {
@@ -503,28 +512,8 @@ impl Store {
         deliveries: &[Delivery<'_>],
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let holds =
-            sqlx::query("SELECT 1 FROM jobs WHERE id = ? AND attempt = ? AND state = 'Running'")
-                .bind(id)
-                .bind(attempt)
-                .fetch_optional(&mut *tx)
-                .await?
-                .is_some();
-        if !holds {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        // only the newest interim result is kept (a long run would otherwise store one
-        // layout every few seconds for hours)
-        sqlx::query("DELETE FROM results WHERE job_id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        super::results::insert(&mut tx, id, result, now_ms).await?;
-        super::outbox::insert(&mut tx, id, deliveries, true, now_ms).await?;
-        tx.commit().await?;
-        Ok(true)
+        self.add_result(id, attempt, result, deliveries, Earlier::Replaced, now_ms)
+            .await
     }
 
     /// Stores one finished sub-nest of a quote and its delivery, only while `attempt` holds
@@ -536,6 +525,21 @@ impl Store {
         attempt: i64,
         result: &ResultRecord<'_>,
         deliveries: &[Delivery<'_>],
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.add_result(id, attempt, result, deliveries, Earlier::Kept, now_ms)
+            .await
+    }
+
+    /// A result of a running job and its deliveries, in one transaction, only while `attempt`
+    /// holds the job. False when it does not.
+    async fn add_result(
+        &self,
+        id: &str,
+        attempt: i64,
+        result: &ResultRecord<'_>,
+        deliveries: &[Delivery<'_>],
+        earlier: Earlier,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -550,8 +554,17 @@ impl Store {
             tx.rollback().await?;
             return Ok(false);
         }
+        let interim = earlier == Earlier::Replaced;
+        if interim {
+            // only the newest interim result is kept (a long run would otherwise store one
+            // layout every few seconds for hours)
+            sqlx::query("DELETE FROM results WHERE job_id = ?")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
         super::results::insert(&mut tx, id, result, now_ms).await?;
-        super::outbox::insert(&mut tx, id, deliveries, false, now_ms).await?;
+        super::outbox::insert(&mut tx, id, deliveries, interim, now_ms).await?;
         tx.commit().await?;
         Ok(true)
     }

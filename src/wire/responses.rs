@@ -21,6 +21,18 @@ pub struct ApiNestingResult {
     pub warnings: Vec<String>,
 }
 
+impl ApiNestingResult {
+    /// The answer to an accepted submission: its RequestId and any warnings.
+    pub fn accepted(request_id: String, warnings: Vec<String>) -> ApiNestingResult {
+        ApiNestingResult {
+            request_id,
+            error: None,
+            errors: Vec::new(),
+            warnings,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 pub struct FieldErrorBody {
     #[serde(rename = "FieldName")]
