@@ -197,7 +197,7 @@ async fn submit(
     let id = queue_job(
         &state,
         &key,
-        kind_for(geometry),
+        &kind_for(geometry),
         &req,
         submission.webhook.as_ref(),
         submission.start_now,

@@ -43,7 +43,7 @@ async fn submit(
     let id = queue_job(
         &state,
         &key,
-        run_quote::kind_for(geometry),
+        &run_quote::kind_for(geometry),
         &req,
         quote.submission.webhook.as_ref(),
         quote.submission.start_now,

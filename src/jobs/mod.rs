@@ -18,6 +18,7 @@ pub use run2d::kind_for;
 pub use run_export::KIND_EXPORT;
 
 use crate::store::{now_ms, Claimed, Lane, Lost, Store};
+use crate::wire::GeometryKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Notify, Semaphore};
@@ -299,4 +300,15 @@ pub fn delivery_content_type(kind: &str) -> &'static str {
     } else {
         crate::store::JSON
     }
+}
+
+/// The job kind `PREFIX + geometry` of a submission endpoint whose parts are `geometry` unless
+/// they say otherwise (`nest2d:json`, `quote:dxf`).
+pub fn kind_with(prefix: &str, geometry: GeometryKind) -> String {
+    format!("{prefix}{}", geometry.name())
+}
+
+/// The default geometry a job kind was submitted with (DXF for kinds that name none).
+fn geometry_of(prefix: &str, kind: &str) -> GeometryKind {
+    GeometryKind::from_name(kind.strip_prefix(prefix).unwrap_or(""))
 }

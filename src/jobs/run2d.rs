@@ -20,20 +20,12 @@ pub const KIND_PREFIX: &str = "nest2d:";
 pub const KIND_LEGACY: &str = "nest2d:legacy";
 
 /// The job kind for a submission endpoint's default geometry.
-pub fn kind_for(geometry: GeometryKind) -> &'static str {
-    match geometry {
-        GeometryKind::Dxf => "nest2d:dxf",
-        GeometryKind::Json => "nest2d:json",
-        GeometryKind::Parametric => "nest2d:parametric",
-    }
+pub fn kind_for(geometry: GeometryKind) -> String {
+    super::kind_with(KIND_PREFIX, geometry)
 }
 
 fn geometry_of(kind: &str) -> GeometryKind {
-    match kind {
-        "nest2d:json" => GeometryKind::Json,
-        "nest2d:parametric" => GeometryKind::Parametric,
-        _ => GeometryKind::Dxf,
-    }
+    super::geometry_of(KIND_PREFIX, kind)
 }
 
 /// Interim results are reported at most this often (each one is a stored result and a

@@ -24,21 +24,13 @@ use std::time::Duration;
 /// Job kinds of quotes: `quote:dxf` (/quotenesting), `quote:json` (/geometryquotenesting).
 pub const KIND_PREFIX: &str = "quote:";
 
-/// The job kind for a quote endpoint's default geometry.
-pub fn kind_for(geometry: GeometryKind) -> &'static str {
-    match geometry {
-        GeometryKind::Json => "quote:json",
-        GeometryKind::Parametric => "quote:parametric",
-        GeometryKind::Dxf => "quote:dxf",
-    }
+/// The job kind for a submission endpoint's default geometry.
+pub fn kind_for(geometry: GeometryKind) -> String {
+    super::kind_with(KIND_PREFIX, geometry)
 }
 
 fn geometry_of(kind: &str) -> GeometryKind {
-    match kind {
-        "quote:json" => GeometryKind::Json,
-        "quote:parametric" => GeometryKind::Parametric,
-        _ => GeometryKind::Dxf,
-    }
+    super::geometry_of(KIND_PREFIX, kind)
 }
 
 /// How often a running sub-nest looks for a stop, a lost lease or shutdown.

@@ -56,6 +56,31 @@ pub enum GeometryKind {
     Parametric,
 }
 
+impl GeometryKind {
+    const NAMES: [(&'static str, GeometryKind); 3] = [
+        ("dxf", GeometryKind::Dxf),
+        ("json", GeometryKind::Json),
+        ("parametric", GeometryKind::Parametric),
+    ];
+
+    /// Its name in job kinds (`nest2d:json`, `quote:dxf`).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, g)| *g == self)
+            .map(|(n, _)| *n)
+            .expect("every kind is named")
+    }
+
+    /// The kind a job kind's suffix names; DXF for any other (`nest2d:legacy`).
+    pub fn from_name(name: &str) -> GeometryKind {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(GeometryKind::Dxf, |(_, g)| *g)
+    }
+}
+
 /// Default MaxRunTimeSeconds when the request leaves it 0.
 pub const DEFAULT_RUN_TIME_S: f64 = 60.0;
 /// The longest run a request may ask for.
