@@ -1,8 +1,17 @@
-//! The durable job queue on a real SQLite file: claims, leases, fencing, the rescuer, orphan
-//! recovery, the outbox written with completion, and durability across reopening the file.
+//! The durable job queue: claims, leases, fencing, the rescuer, orphan recovery, the outbox
+//! written with completion, and durability across reopening the store. Every case runs on
+//! both stores (`sqlite::` on a real SQLite file, `postgres::` on a throwaway PostgreSQL
+//! cluster): one body, two databases, so the two cannot drift.
 
 use kerf::store::*;
-use std::path::PathBuf;
+
+mod support;
+
+#[path = "support/postgres.rs"]
+mod postgres;
+
+#[path = "support/stores.rs"]
+mod stores;
 
 /// The Error delivery body `take_back` writes for a job it fails.
 fn error_body(id: &str, _kind: &str, _request: &str, error: &str) -> (String, &'static str) {
@@ -10,13 +19,6 @@ fn error_body(id: &str, _kind: &str, _request: &str, error: &str) -> (String, &'
         format!("{{\"RequestId\":\"{id}\",\"Error\":\"{error}\"}}"),
         JSON,
     )
-}
-
-fn temp_db(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kerf-store-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("kerf.db")
 }
 
 /// A Usage key that never expires, of `account`.
@@ -53,9 +55,8 @@ fn job<'a>(id: &'a str, held: bool) -> NewJob<'a> {
     }
 }
 
-#[tokio::test]
-async fn claim_finish_and_outbox_commit_together() {
-    let store = Store::open_sqlite(&temp_db("finish")).await.unwrap();
+async fn claim_finish_and_outbox_commit_together(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 1000).await.unwrap();
     assert_eq!(
         store.status("j1").await.unwrap().unwrap().state,
@@ -103,9 +104,8 @@ async fn claim_finish_and_outbox_commit_together() {
     assert!(store.due_deliveries(4000, 10).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn a_worker_whose_lease_was_taken_over_cannot_write() {
-    let store = Store::open_sqlite(&temp_db("fence")).await.unwrap();
+async fn a_worker_whose_lease_was_taken_over_cannot_write(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let first = store
         .claim(Lane::Nests, "a", 1_000, 0)
@@ -179,9 +179,8 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write() {
     );
 }
 
-#[tokio::test]
-async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
-    let store = Store::open_sqlite(&temp_db("rescue")).await.unwrap();
+async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let c = store
         .claim(Lane::Nests, "a", 1_000, 0)
@@ -230,9 +229,8 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job() {
     assert!(s.error.unwrap().contains("interrupted 3 times"));
 }
 
-#[tokio::test]
-async fn concurrent_claims_never_share_a_job() {
-    let store = Store::open_sqlite(&temp_db("race")).await.unwrap();
+async fn concurrent_claims_never_share_a_job(db: String) {
+    let store = Store::open(&db).await.unwrap();
     for i in 0..20 {
         store
             .enqueue(&job(&format!("j{i:02}"), false), i)
@@ -268,11 +266,9 @@ async fn concurrent_claims_never_share_a_job() {
     );
 }
 
-#[tokio::test]
-async fn held_jobs_wait_and_orphans_survive_a_restart() {
-    let path = temp_db("restart");
+async fn held_jobs_wait_and_orphans_survive_a_restart(db: String) {
     {
-        let store = Store::open_sqlite(&path).await.unwrap();
+        let store = Store::open(&db).await.unwrap();
         store.enqueue(&job("held", true), 0).await.unwrap();
         store.enqueue(&job("run", false), 1).await.unwrap();
         assert_eq!(
@@ -294,7 +290,7 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
         );
         // the process dies here with "run" Running and "held" Held
     }
-    let store = Store::open_sqlite(&path).await.unwrap();
+    let store = Store::open(&db).await.unwrap();
     assert_eq!(
         store.status("run").await.unwrap().unwrap().state,
         JobState::Running,
@@ -342,9 +338,8 @@ async fn held_jobs_wait_and_orphans_survive_a_restart() {
     );
 }
 
-#[tokio::test]
-async fn failed_deliveries_retry_then_give_up() {
-    let store = Store::open_sqlite(&temp_db("outbox")).await.unwrap();
+async fn failed_deliveries_retry_then_give_up(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let c = store
         .claim(Lane::Nests, "a", 60_000, 0)
@@ -393,9 +388,8 @@ async fn failed_deliveries_retry_then_give_up() {
     );
 }
 
-#[tokio::test]
-async fn admission_caps_queued_plus_running_per_key() {
-    let store = Store::open_sqlite(&temp_db("admission")).await.unwrap();
+async fn admission_caps_queued_plus_running_per_key(db: String) {
+    let store = Store::open(&db).await.unwrap();
     let with_key = |id: &'static str, key: &'static str, held: bool| NewJob {
         api_key_id: key,
         ..job(id, held)
@@ -470,9 +464,8 @@ async fn admission_caps_queued_plus_running_per_key() {
     );
 }
 
-#[tokio::test]
-async fn orphans_tried_too_often_fail_with_an_error_delivery() {
-    let store = Store::open_sqlite(&temp_db("poison")).await.unwrap();
+async fn orphans_tried_too_often_fail_with_an_error_delivery(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("p", false), 0).await.unwrap();
     for round in 1..=3 {
         let c = store
@@ -497,10 +490,8 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery() {
     assert!(d[0].body.starts_with("p: the job was interrupted"));
 }
 
-#[tokio::test]
-async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled() {
-    let path = temp_db("keys");
-    let store = Store::open_sqlite(&path).await.unwrap();
+async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled(db: String) {
+    let store = Store::open(&db).await.unwrap();
     let first = store
         .bootstrap(4, 0)
         .await
@@ -549,19 +540,19 @@ async fn keys_are_hashed_and_refused_when_wrong_expired_or_cancelled() {
         store.authenticate(&token2, 6).await.unwrap(),
         Err(KeyRefusal::Cancelled)
     );
-    // the secret itself is nowhere in the database files (the hash is)
+    // the secret itself is nowhere in the database (the hash is): on SQLite, in the files
+    // themselves; on PostgreSQL, in a dump of the database
     drop(store);
-    let mut bytes = std::fs::read(&path).unwrap();
-    bytes.extend(std::fs::read(path.with_extension("db-wal")).unwrap_or_default());
-    let text = String::from_utf8_lossy(&bytes);
+    let text = stores::database_text(&db);
     assert!(text.contains(&admin.id), "the key's id is stored");
     let secret = first.rsplit('_').next().unwrap();
     assert!(!text.contains(secret));
 }
 
-#[tokio::test]
-async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_at_a_time() {
-    let store = Store::open_sqlite(&temp_db("interim")).await.unwrap();
+async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_at_a_time(
+    db: String,
+) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j", false), 0).await.unwrap();
     store.enqueue(&job("k", false), 0).await.unwrap();
     let c = store
@@ -641,9 +632,8 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
     assert_eq!(store.result("j", None).await.unwrap().unwrap().id, "f");
 }
 
-#[tokio::test]
-async fn handing_a_job_back_at_shutdown_is_not_an_interruption() {
-    let store = Store::open_sqlite(&temp_db("handback")).await.unwrap();
+async fn handing_a_job_back_at_shutdown_is_not_an_interruption(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j", false), 0).await.unwrap();
     for t in 1..=5 {
         let c = store
@@ -669,9 +659,8 @@ async fn handing_a_job_back_at_shutdown_is_not_an_interruption() {
     );
 }
 
-#[tokio::test]
-async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
-    let store = Store::open_sqlite(&temp_db("exports")).await.unwrap();
+async fn an_export_type_is_queued_once_per_result_unless_it_failed(db: String) {
+    let store = Store::open(&db).await.unwrap();
     let export = |id| NewJob {
         kind: "export",
         ..job(id, false)
@@ -768,9 +757,8 @@ async fn an_export_type_is_queued_once_per_result_unless_it_failed() {
         .unwrap());
 }
 
-#[tokio::test]
-async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
-    let store = Store::open_sqlite(&temp_db("lanes")).await.unwrap();
+async fn exports_run_in_their_own_lane_outside_the_keys_parallelism(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.bootstrap(4, 0).await.unwrap();
     let account = store.first_account().await.unwrap().unwrap();
     let (key, _) = store
@@ -839,9 +827,8 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism() {
     ));
 }
 
-#[tokio::test]
-async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
-    let store = Store::open_sqlite(&temp_db("fair")).await.unwrap();
+async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.bootstrap(4, 0).await.unwrap();
     let account = store.first_account().await.unwrap().unwrap();
     let key = |reference: &str| usage_key(account, reference, 10);
@@ -910,9 +897,8 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest() {
     assert_eq!(claim(1602).await, "b3");
 }
 
-#[tokio::test]
-async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_heartbeat() {
-    let store = Store::open_sqlite(&temp_db("stop")).await.unwrap();
+async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_heartbeat(db: String) {
+    let store = Store::open(&db).await.unwrap();
     store.bootstrap(4, 0).await.unwrap();
     let account = store.first_account().await.unwrap().unwrap();
     let (key, _) = store
@@ -981,9 +967,8 @@ async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_hea
     );
 }
 
-#[tokio::test]
-async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires() {
-    let store = Store::open_sqlite(&temp_db("cache")).await.unwrap();
+async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires(db: String) {
+    let store = Store::open(&db).await.unwrap();
     let nest = NewJob {
         id: "n1",
         api_key_id: "k",
@@ -1067,3 +1052,22 @@ async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires(
         CacheQueue::Queued
     );
 }
+
+stores::on_both_stores!(
+    claim_finish_and_outbox_commit_together,
+    a_worker_whose_lease_was_taken_over_cannot_write,
+    heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job,
+    concurrent_claims_never_share_a_job,
+    failed_deliveries_retry_then_give_up,
+    admission_caps_queued_plus_running_per_key,
+    orphans_tried_too_often_fail_with_an_error_delivery,
+    a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_at_a_time,
+    handing_a_job_back_at_shutdown_is_not_an_interruption,
+    an_export_type_is_queued_once_per_result_unless_it_failed,
+    exports_run_in_their_own_lane_outside_the_keys_parallelism,
+    a_key_with_a_long_queue_does_not_hold_back_another_keys_nest,
+    a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_heartbeat,
+    the_export_cache_holds_one_export_per_result_and_type_until_it_expires,
+    held_jobs_wait_and_orphans_survive_a_restart,
+    keys_are_hashed_and_refused_when_wrong_expired_or_cancelled,
+);

@@ -37,14 +37,14 @@ pub enum CacheQueue {
 }
 
 pub(super) async fn fill(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     job_id: &str,
     payload: &str,
     now_ms: i64,
     expires_at: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE export_cache SET payload = ?, created_at = ?, expires_at = ? WHERE job_id = ?",
+        "UPDATE export_cache SET payload = $1, created_at = $2, expires_at = $3 WHERE job_id = $4",
     )
     .bind(payload)
     .bind(now_ms)
@@ -55,7 +55,7 @@ pub(super) async fn fill(
     Ok(())
 }
 
-fn cached_of(r: &sqlx::sqlite::SqliteRow) -> CachedExport {
+fn cached_of(r: &sqlx::any::AnyRow) -> CachedExport {
     CachedExport {
         request_id: r.get("request_id"),
         result_id: r.get("result_id"),
@@ -86,11 +86,11 @@ impl Store {
         response_type: &str,
         now_ms: i64,
     ) -> Result<CacheQueue, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let earlier = sqlx::query(concat!(
             "SELECT ",
             cached_columns!(),
-            " FROM export_cache c JOIN jobs j ON j.id = c.job_id WHERE c.result_id = ? AND c.response_type = ?"
+            " FROM export_cache c JOIN jobs j ON j.id = c.job_id WHERE c.result_id = $1 AND c.response_type = $2"
         ))
         .bind(result_id)
         .bind(response_type)
@@ -109,7 +109,7 @@ impl Store {
                 tx.rollback().await?;
                 return Ok(answer);
             }
-            sqlx::query("DELETE FROM export_cache WHERE result_id = ? AND response_type = ?")
+            sqlx::query("DELETE FROM export_cache WHERE result_id = $1 AND response_type = $2")
                 .bind(result_id)
                 .bind(response_type)
                 .execute(&mut *tx)
@@ -117,7 +117,7 @@ impl Store {
         }
         insert_job(&mut *tx, job, false, now_ms).await?;
         sqlx::query(
-            "INSERT INTO export_cache (result_id, response_type, request_id, job_id) VALUES (?, ?, ?, ?)",
+            "INSERT INTO export_cache (result_id, response_type, request_id, job_id) VALUES ($1, $2, $3, $4)",
         )
         .bind(result_id)
         .bind(response_type)
@@ -140,7 +140,7 @@ impl Store {
             "SELECT ",
             cached_columns!(),
             " FROM export_cache c JOIN jobs j ON j.id = c.job_id \
-              WHERE c.request_id = ? AND c.result_id = ? AND c.response_type = ?"
+              WHERE c.request_id = $1 AND c.result_id = $2 AND c.response_type = $3"
         ))
         .bind(request_id)
         .bind(result_id)
@@ -153,13 +153,13 @@ impl Store {
     /// Drops expired payloads, and rows expired a week ago; the number of payloads dropped.
     pub async fn purge_export_cache(&self, now_ms: i64) -> Result<u64, StoreError> {
         let dropped = sqlx::query(
-            "UPDATE export_cache SET payload = NULL WHERE expires_at <= ? AND payload IS NOT NULL",
+            "UPDATE export_cache SET payload = NULL WHERE expires_at <= $1 AND payload IS NOT NULL",
         )
         .bind(now_ms)
         .execute(&self.pool)
         .await?
         .rows_affected();
-        sqlx::query("DELETE FROM export_cache WHERE expires_at <= ?")
+        sqlx::query("DELETE FROM export_cache WHERE expires_at <= $1")
             .bind(now_ms - EXPIRED_ROWS_KEPT_MS)
             .execute(&self.pool)
             .await?;

@@ -17,12 +17,12 @@ impl Store {
         response_type: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let earlier = sqlx::query(
             "SELECT j.state AS state, \
-             EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.id AND o.gave_up = 0) AS pending_or_delivered \
+             CASE WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.id AND o.gave_up = 0) THEN 1 ELSE 0 END AS pending_or_delivered \
              FROM exports e JOIN jobs j ON j.id = e.job_id \
-             WHERE e.result_id = ? AND e.response_type = ?",
+             WHERE e.result_id = $1 AND e.response_type = $2",
         )
         .bind(result_id)
         .bind(response_type)
@@ -30,12 +30,12 @@ impl Store {
         .await?;
         if let Some(row) = earlier {
             let state: String = row.get("state");
-            let gave_up = state == "Completed" && !row.get::<bool, _>("pending_or_delivered");
+            let gave_up = state == "Completed" && row.get::<i64, _>("pending_or_delivered") == 0;
             if state != "Failed" && !gave_up {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            sqlx::query("DELETE FROM exports WHERE result_id = ? AND response_type = ?")
+            sqlx::query("DELETE FROM exports WHERE result_id = $1 AND response_type = $2")
                 .bind(result_id)
                 .bind(response_type)
                 .execute(&mut *tx)
@@ -43,7 +43,7 @@ impl Store {
         }
         insert_job(&mut *tx, job, false, now_ms).await?;
         sqlx::query(
-            "INSERT INTO exports (result_id, response_type, job_id, created_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO exports (result_id, response_type, job_id, created_at) VALUES ($1, $2, $3, $4)",
         )
         .bind(result_id)
         .bind(response_type)

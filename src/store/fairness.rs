@@ -6,29 +6,29 @@
 use super::plans::plan_of;
 use super::{AccountPlan, Store, StoreError};
 use crate::fairness::{Admitted, FairnessBook, KeyShare, Refused};
-use sqlx::{Row, SqliteConnection};
+use sqlx::{AnyConnection, Row};
 
 /// Loads account `plan`'s book at `now_ms`.
 pub(super) async fn load_book(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     plan: &AccountPlan,
     now_ms: i64,
 ) -> Result<FairnessBook, StoreError> {
     let (start, end) = plan.period_at(now_ms);
     let rows = sqlx::query(
         "SELECT k.id, k.weight, \
-           (k.cancelled_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?4)) AS active, \
-           COALESCE((SELECT SUM(j.completed_at - j.started_at) FROM jobs j WHERE j.api_key_id = k.id \
+           CASE WHEN k.cancelled_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $4) THEN 1 ELSE 0 END AS active, \
+           CAST(COALESCE((SELECT SUM(j.completed_at - j.started_at) FROM jobs j WHERE j.api_key_id = k.id \
              AND j.kind <> 'export' AND j.state IN ('Completed', 'Failed') AND j.started_at IS NOT NULL \
-             AND j.completed_at >= ?1 AND j.completed_at < ?2), 0) AS consumed, \
-           COALESCE((SELECT SUM(j.completed_at - j.started_at) FROM jobs j WHERE j.api_key_id = k.id \
+             AND j.completed_at >= $1 AND j.completed_at < $2), 0) AS BIGINT) AS consumed, \
+           CAST(COALESCE((SELECT SUM(j.completed_at - j.started_at) FROM jobs j WHERE j.api_key_id = k.id \
              AND j.kind <> 'export' AND j.state IN ('Completed', 'Failed') AND j.started_at IS NOT NULL \
-             AND j.completed_at >= ?1 AND j.completed_at < ?2 AND j.overage = 1), 0) AS overage, \
-           COALESCE((SELECT SUM(j.reserved_ms) FROM jobs j WHERE j.api_key_id = k.id \
-             AND j.kind <> 'export' AND j.state IN ('Queued', 'Running')), 0) AS reserved, \
-           COALESCE((SELECT SUM(j.reserved_ms) FROM jobs j WHERE j.api_key_id = k.id \
-             AND j.kind <> 'export' AND j.state IN ('Queued', 'Running') AND j.overage = 1), 0) AS reserved_overage \
-         FROM api_keys k WHERE k.account_id = ?3 \
+             AND j.completed_at >= $1 AND j.completed_at < $2 AND j.overage = 1), 0) AS BIGINT) AS overage, \
+           CAST(COALESCE((SELECT SUM(j.reserved_ms) FROM jobs j WHERE j.api_key_id = k.id \
+             AND j.kind <> 'export' AND j.state IN ('Queued', 'Running')), 0) AS BIGINT) AS reserved, \
+           CAST(COALESCE((SELECT SUM(j.reserved_ms) FROM jobs j WHERE j.api_key_id = k.id \
+             AND j.kind <> 'export' AND j.state IN ('Queued', 'Running') AND j.overage = 1), 0) AS BIGINT) AS reserved_overage \
+         FROM api_keys k WHERE k.account_id = $3 \
          ORDER BY k.created_at, k.id",
     )
     .bind(start)
@@ -64,13 +64,13 @@ pub(super) async fn load_book(
 /// the caller's transaction. A key that is not in the store (store tests' bare ids) or whose
 /// plan has fairness off is not gated.
 pub(super) async fn gate(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     api_key_id: &str,
     reserve_ms: i64,
     now_ms: i64,
 ) -> Result<Result<Admitted, Refused>, StoreError> {
     let plan = sqlx::query(
-        "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = ?",
+        "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1",
     )
     .bind(api_key_id)
     .fetch_optional(&mut *conn)
@@ -84,9 +84,9 @@ pub(super) async fn gate(
     // plus its reservation, a queued one (even one started before and put back) when started
     // now and run to its limit
     let soonest: Option<i64> = sqlx::query(
-        "SELECT MIN(CASE WHEN j.state = 'Running' THEN j.started_at ELSE ? END + j.reserved_ms) AS t FROM jobs j \
+        "SELECT MIN(CASE WHEN j.state = 'Running' THEN j.started_at ELSE $1 END + j.reserved_ms) AS t FROM jobs j \
          JOIN api_keys k ON k.id = j.api_key_id \
-         WHERE k.account_id = ? AND j.kind <> 'export' AND j.state IN ('Queued', 'Running')",
+         WHERE k.account_id = $2 AND j.kind <> 'export' AND j.state IN ('Queued', 'Running')",
     )
     .bind(now_ms)
     .bind(plan.account_id)

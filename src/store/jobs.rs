@@ -149,7 +149,7 @@ macro_rules! summary_columns {
     };
 }
 
-fn job_summary(r: &sqlx::sqlite::SqliteRow) -> JobSummary {
+fn job_summary(r: &sqlx::any::AnyRow) -> JobSummary {
     JobSummary {
         id: r.get("id"),
         api_key_id: r.get("api_key_id"),
@@ -214,7 +214,7 @@ impl Store {
         limit: i64,
         now_ms: i64,
     ) -> Result<Admission, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let mut overage = false;
         if !job.held {
             let active = active_jobs(&mut tx, job.api_key_id).await?;
@@ -245,9 +245,9 @@ impl Store {
         limit: i64,
         now_ms: i64,
     ) -> Result<Option<Admission>, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let reserved_ms: Option<i64> = sqlx::query(
-            "SELECT reserved_ms FROM jobs WHERE id = ? AND api_key_id = ? AND state = 'Held'",
+            "SELECT reserved_ms FROM jobs WHERE id = $1 AND api_key_id = $2 AND state = 'Held'",
         )
         .bind(id)
         .bind(api_key_id)
@@ -271,9 +271,9 @@ impl Store {
             }
         };
         sqlx::query(
-            "UPDATE jobs SET state = 'Queued', overage = ? WHERE id = ? AND state = 'Held'",
+            "UPDATE jobs SET state = 'Queued', overage = $1 WHERE id = $2 AND state = 'Held'",
         )
-        .bind(overage)
+        .bind(super::flag(overage))
         .bind(id)
         .execute(&mut *tx)
         .await?;
@@ -281,78 +281,12 @@ impl Store {
         Ok(Some(Admission::Accepted))
     }
 
-    /// Claims a queued job of `lane` in one statement: Running, attempt + 1, leased to `owner`.
-    /// In the nests' lane, a job whose key already runs its Parallelism of nests is passed over
-    /// (this matters when several nodes claim at once; admission already caps queued plus
-    /// running), and the job picked is the weighted fair share's (DESIGN 4): first the key
-    /// whose nests used the least nesting time for its weight in the last
-    /// `FAIR_SHARE_WINDOW_MS` (finished nests, and the time so far of running ones), then the
-    /// key with the fewest running nests for its weight, then the oldest job. So a key that
-    /// queued hundreds of nests does not hold back another key's few: those run as soon as
-    /// slots free, up to that key's Parallelism, until its share of the time catches up.
-    /// Exports have a lane of their own and no Parallelism: an export of a finished result
-    /// never waits behind the key's running nests.
-    pub async fn claim(
-        &self,
-        lane: Lane,
-        owner: &str,
-        lease_ms: i64,
-        now_ms: i64,
-    ) -> Result<Option<Claimed>, StoreError> {
-        // two whole statements (sqlx takes only static SQL); they differ in the job picked
-        let sql = match lane {
-            Lane::Nests => {
-                "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?1, lease_expires_at = ?2, \
-                 started_at = COALESCE(started_at, ?3) \
-                 WHERE id = (SELECT j.id FROM jobs j LEFT JOIN api_keys k ON k.id = j.api_key_id \
-                     WHERE j.state = 'Queued' AND j.kind <> 'export' AND (k.id IS NULL OR k.parallelism > \
-                         (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
-                          AND r.state = 'Running' AND r.kind <> 'export')) \
-                     ORDER BY \
-                         ((SELECT COALESCE(SUM(?3 - d.started_at), 0) FROM jobs d \
-                           WHERE d.api_key_id = j.api_key_id AND d.state = 'Running' AND d.kind <> 'export') \
-                          + (SELECT COALESCE(SUM(d.completed_at - d.started_at), 0) FROM jobs d \
-                           WHERE d.api_key_id = j.api_key_id AND d.completed_at >= ?4 AND d.kind <> 'export' \
-                           AND d.state IN ('Completed', 'Failed') AND d.started_at IS NOT NULL)) \
-                          / COALESCE(k.weight, 1.0), \
-                         (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
-                          AND r.state = 'Running' AND r.kind <> 'export') / COALESCE(k.weight, 1.0), \
-                         j.created_at, j.id LIMIT 1) \
-                 AND state = 'Queued' \
-                 RETURNING id, attempt, kind, request, webhook_uri"
-            }
-            Lane::Exports => {
-                "UPDATE jobs SET state = 'Running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, \
-                 started_at = COALESCE(started_at, ?) \
-                 WHERE id = (SELECT j.id FROM jobs j WHERE j.state = 'Queued' AND j.kind = 'export' \
-                     ORDER BY j.created_at, j.id LIMIT 1) \
-                 AND state = 'Queued' \
-                 RETURNING id, attempt, kind, request, webhook_uri"
-            }
-        };
-        let mut query = sqlx::query(sql)
-            .bind(owner)
-            .bind(now_ms + lease_ms)
-            .bind(now_ms);
-        if lane == Lane::Nests {
-            query = query.bind(now_ms - FAIR_SHARE_WINDOW_MS);
-        }
-        let row = query.fetch_optional(&self.pool).await?;
-        Ok(row.map(|r| Claimed {
-            id: r.get("id"),
-            attempt: r.get("attempt"),
-            kind: r.get("kind"),
-            request: r.get("request"),
-            webhook_uri: r.get("webhook_uri"),
-        }))
-    }
-
     /// Every job of key `api_key_id`, oldest first.
     pub async fn key_jobs(&self, api_key_id: &str) -> Result<Vec<JobSummary>, StoreError> {
         Ok(sqlx::query(concat!(
             "SELECT ",
             summary_columns!(),
-            " FROM jobs j WHERE j.api_key_id = ? ORDER BY j.created_at, j.id"
+            " FROM jobs j WHERE j.api_key_id = $1 ORDER BY j.created_at, j.id"
         ))
         .bind(api_key_id)
         .fetch_all(&self.pool)
@@ -371,8 +305,8 @@ impl Store {
         Ok(sqlx::query(concat!(
             "SELECT ",
             summary_columns!(),
-            " FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE k.account_id = ? \
-              ORDER BY j.created_at DESC, j.id DESC LIMIT ?"
+            " FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE k.account_id = $1 \
+              ORDER BY j.created_at DESC, j.id DESC LIMIT $2"
         ))
         .bind(account_id)
         .bind(limit)
@@ -392,7 +326,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<Heartbeat, StoreError> {
         let row = sqlx::query(
-            "UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'Running' \
+            "UPDATE jobs SET lease_expires_at = $1 WHERE id = $2 AND attempt = $3 AND state = 'Running' \
              RETURNING stop_requested_at",
         )
         .bind(now_ms + lease_ms)
@@ -421,9 +355,9 @@ impl Store {
         // the mark: now, or one past the last request's if that is not earlier (each request
         // has a mark of its own)
         let done = sqlx::query(
-            "UPDATE jobs SET stop_requested_at = CASE WHEN stop_requested_at IS NULL OR stop_requested_at < ?1 \
-             THEN ?1 ELSE stop_requested_at + 1 END WHERE id = ?2 AND state = 'Running' \
-             AND api_key_id IN (SELECT id FROM api_keys WHERE account_id = ?3) RETURNING stop_requested_at",
+            "UPDATE jobs SET stop_requested_at = CASE WHEN stop_requested_at IS NULL OR stop_requested_at < $1 \
+             THEN $1 ELSE stop_requested_at + 1 END WHERE id = $2 AND state = 'Running' \
+             AND api_key_id IN (SELECT id FROM api_keys WHERE account_id = $3) RETURNING stop_requested_at",
         )
         .bind(now_ms)
         .bind(id)
@@ -444,7 +378,7 @@ impl Store {
     pub async fn hand_back(&self, id: &str, attempt: i64) -> Result<bool, StoreError> {
         let r = sqlx::query(
             "UPDATE jobs SET state = 'Queued', lease_owner = NULL, lease_expires_at = NULL, stop_requested_at = NULL \
-             WHERE id = ? AND attempt = ? AND state = 'Running'",
+             WHERE id = $1 AND attempt = $2 AND state = 'Running'",
         )
         .bind(id)
         .bind(attempt)
@@ -464,15 +398,15 @@ impl Store {
         deliveries: &[Delivery<'_>],
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let (state, result, code, error) = match &outcome {
             Outcome::Completed(r) => ("Completed", Some(r), None, None),
             Outcome::Delivered | Outcome::Cached { .. } => ("Completed", None, None, None),
             Outcome::Failed { code, error } => ("Failed", None, Some(*code), Some(*error)),
         };
         let r = sqlx::query(
-            "UPDATE jobs SET state = ?, result_id = ?, error_code = ?, error = ?, completed_at = ?, lease_owner = NULL, \
-             lease_expires_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running'",
+            "UPDATE jobs SET state = $1, result_id = $2, error_code = $3, error = $4, completed_at = $5, lease_owner = NULL, \
+             lease_expires_at = NULL WHERE id = $6 AND attempt = $7 AND state = 'Running'",
         )
         .bind(state)
         .bind(result.map(|r| r.id))
@@ -542,9 +476,9 @@ impl Store {
         earlier: Earlier,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let holds =
-            sqlx::query("SELECT 1 FROM jobs WHERE id = ? AND attempt = ? AND state = 'Running'")
+            sqlx::query("SELECT 1 FROM jobs WHERE id = $1 AND attempt = $2 AND state = 'Running'")
                 .bind(id)
                 .bind(attempt)
                 .fetch_optional(&mut *tx)
@@ -558,7 +492,7 @@ impl Store {
         if interim {
             // only the newest interim result is kept (a long run would otherwise store one
             // layout every few seconds for hours)
-            sqlx::query("DELETE FROM results WHERE job_id = ?")
+            sqlx::query("DELETE FROM results WHERE job_id = $1")
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
@@ -574,8 +508,8 @@ impl Store {
     /// when nothing was cleared.
     pub async fn clear_stop(&self, id: &str, attempt: i64, mark: i64) -> Result<bool, StoreError> {
         let r = sqlx::query(
-            "UPDATE jobs SET stop_requested_at = NULL WHERE id = ? AND attempt = ? AND state = 'Running' \
-             AND stop_requested_at = ?",
+            "UPDATE jobs SET stop_requested_at = NULL WHERE id = $1 AND attempt = $2 AND state = 'Running' \
+             AND stop_requested_at = $3",
         )
         .bind(id)
         .bind(attempt)
@@ -604,12 +538,12 @@ impl Store {
             Lost::Expired => now_ms,
             Lost::All => i64::MAX,
         };
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let failed = sqlx::query(
             "UPDATE jobs SET state = 'Failed', interruptions = interruptions + 1, error_code = 'Interrupted', \
              error = 'the job was interrupted ' || (interruptions + 1) || ' times (its worker stopped or lost its lease) and was not retried again', \
-             completed_at = ?, lease_owner = NULL, lease_expires_at = NULL \
-             WHERE state = 'Running' AND lease_expires_at < ? AND interruptions + 1 >= ? \
+             completed_at = $1, lease_owner = NULL, lease_expires_at = NULL \
+             WHERE state = 'Running' AND lease_expires_at < $2 AND interruptions + 1 >= $3 \
              RETURNING id, kind, request, error, webhook_uri",
         )
         .bind(now_ms)
@@ -643,7 +577,7 @@ impl Store {
         }
         let requeued = sqlx::query(
             "UPDATE jobs SET state = 'Queued', interruptions = interruptions + 1, lease_owner = NULL, lease_expires_at = NULL, stop_requested_at = NULL \
-             WHERE state = 'Running' AND lease_expires_at < ?",
+             WHERE state = 'Running' AND lease_expires_at < $1",
         )
         .bind(cutoff)
         .execute(&mut *tx)
@@ -655,7 +589,7 @@ impl Store {
 
     pub async fn status(&self, id: &str) -> Result<Option<JobStatus>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, kind, state, attempt, result_id, error_code, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = ?",
+            "SELECT id, kind, state, attempt, result_id, error_code, error, completed_at, webhook_uri, api_key_id FROM jobs WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
@@ -671,7 +605,7 @@ impl Store {
     ) -> Result<Option<JobStatus>, StoreError> {
         let row = sqlx::query(
             "SELECT j.id, j.kind, j.state, j.attempt, j.result_id, j.error_code, j.error, j.completed_at, j.webhook_uri, j.api_key_id \
-             FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = ? AND k.account_id = ?",
+             FROM jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE j.id = $1 AND k.account_id = $2",
         )
         .bind(id)
         .bind(account_id)
@@ -685,7 +619,7 @@ impl Store {
     /// The request a job was submitted with (as stored: JSON text), for the exports, which
     /// convert it again to draw and write its result.
     pub async fn request_of(&self, id: &str) -> Result<Option<String>, StoreError> {
-        let row = sqlx::query("SELECT request FROM jobs WHERE id = ?")
+        let row = sqlx::query("SELECT request FROM jobs WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -693,7 +627,7 @@ impl Store {
     }
 }
 
-fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
+fn job_status(r: &sqlx::any::AnyRow) -> JobStatus {
     JobStatus {
         id: r.get("id"),
         kind: r.get("kind"),
@@ -708,13 +642,13 @@ fn job_status(r: &sqlx::sqlite::SqliteRow) -> JobStatus {
     }
 }
 
-pub(super) async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
+pub(super) async fn insert_job<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
     ex: E,
     job: &NewJob<'_>,
     overage: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at, reserved_ms, overage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at, reserved_ms, overage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
         .bind(job.id)
         .bind(job.api_key_id)
         .bind(job.kind)
@@ -723,18 +657,18 @@ pub(super) async fn insert_job<'e, E: sqlx::SqliteExecutor<'e>>(
         .bind(job.webhook_uri)
         .bind(now_ms)
         .bind(job.reserved_ms.max(0))
-        .bind(overage)
+        .bind(super::flag(overage))
         .execute(ex)
         .await?;
     Ok(())
 }
 
 async fn active_jobs(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     api_key_id: &str,
 ) -> Result<i64, StoreError> {
     Ok(sqlx::query(
-        "SELECT COUNT(*) AS n FROM jobs WHERE api_key_id = ? AND state IN ('Queued', 'Running') AND kind <> 'export'",
+        "SELECT COUNT(*) AS n FROM jobs WHERE api_key_id = $1 AND state IN ('Queued', 'Running') AND kind <> 'export'",
     )
     .bind(api_key_id)
     .fetch_one(&mut **tx)

@@ -81,14 +81,14 @@ macro_rules! key_columns {
 
 /// The SQL condition, on the row being updated (`api_keys`), that it is not its account's
 /// last active Admin key: it is Usage, or not active, or another active Admin key exists.
-/// Binds two parameters, both the time now (ms).
+/// Reads the time now (ms) from parameter `$1`: a statement using it binds the time first.
 macro_rules! not_the_last_admin {
     () => {
         "(key_type = 'Usage' OR cancelled_at IS NOT NULL \
-          OR (expires_at IS NOT NULL AND expires_at <= ?) \
+          OR (expires_at IS NOT NULL AND expires_at <= $1) \
           OR EXISTS (SELECT 1 FROM api_keys AS o WHERE o.account_id = api_keys.account_id \
                      AND o.id <> api_keys.id AND o.key_type = 'Admin' AND o.cancelled_at IS NULL \
-                     AND (o.expires_at IS NULL OR o.expires_at > ?)))"
+                     AND (o.expires_at IS NULL OR o.expires_at > $1)))"
     };
 }
 
@@ -150,7 +150,7 @@ fn split_token(token: &str) -> Option<(&str, &str)> {
     (hex(id) && hex(secret)).then_some((id, secret))
 }
 
-fn key_of(r: &sqlx::sqlite::SqliteRow) -> ApiKey {
+fn key_of(r: &sqlx::any::AnyRow) -> ApiKey {
     ApiKey {
         id: r.get("id"),
         account_id: r.get("account_id"),
@@ -172,7 +172,7 @@ fn key_of(r: &sqlx::sqlite::SqliteRow) -> ApiKey {
 impl Store {
     pub async fn create_account(&self, name: &str, now_ms: i64) -> Result<i64, StoreError> {
         Ok(
-            sqlx::query("INSERT INTO accounts (name, created_at) VALUES (?, ?) RETURNING id")
+            sqlx::query("INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id")
                 .bind(name)
                 .bind(now_ms)
                 .fetch_one(&self.pool)
@@ -182,7 +182,7 @@ impl Store {
     }
 
     pub async fn account_exists(&self, id: i64) -> Result<bool, StoreError> {
-        Ok(sqlx::query("SELECT 1 FROM accounts WHERE id = ?")
+        Ok(sqlx::query("SELECT 1 FROM accounts WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
@@ -229,9 +229,9 @@ impl Store {
         let secret = random_hex(32);
         let inserted = sqlx::query(
             "INSERT INTO api_keys (id, account_id, secret_hash, reference, key_type, parallelism, is_trial, expires_at, created_at, email) \
-             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
-             WHERE ? = 0 OR (SELECT COUNT(*) FROM api_keys WHERE account_id = ? AND cancelled_at IS NULL \
-                   AND (expires_at IS NULL OR expires_at > ?)) < (SELECT key_cap FROM accounts WHERE id = ?)",
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+             WHERE $11 = 0 OR (SELECT COUNT(*) FROM api_keys WHERE account_id = $12 AND cancelled_at IS NULL \
+                   AND (expires_at IS NULL OR expires_at > $13)) < (SELECT key_cap FROM accounts WHERE id = $14)",
         )
         .bind(&id)
         .bind(new.account_id)
@@ -239,18 +239,18 @@ impl Store {
         .bind(&new.reference)
         .bind(new.key_type.as_str())
         .bind(new.parallelism)
-        .bind(new.is_trial)
+        .bind(super::flag(new.is_trial))
         .bind(new.expires_at)
         .bind(now_ms)
         .bind(&new.email)
-        .bind(capped)
+        .bind(super::flag(capped))
         .bind(new.account_id)
         .bind(now_ms)
         .bind(new.account_id)
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 0 {
-            let cap: i64 = sqlx::query("SELECT key_cap FROM accounts WHERE id = ?")
+            let cap: i64 = sqlx::query("SELECT key_cap FROM accounts WHERE id = $1")
                 .bind(new.account_id)
                 .fetch_one(&self.pool)
                 .await?
@@ -312,7 +312,7 @@ impl Store {
         let row = sqlx::query(concat!(
             "SELECT ",
             key_columns!(),
-            ", secret_hash FROM api_keys WHERE id = ?"
+            ", secret_hash FROM api_keys WHERE id = $1"
         ))
         .bind(id)
         .fetch_optional(&self.pool)
@@ -339,7 +339,7 @@ impl Store {
         Ok(sqlx::query(concat!(
             "SELECT ",
             key_columns!(),
-            " FROM api_keys WHERE id = ?"
+            " FROM api_keys WHERE id = $1"
         ))
         .bind(id)
         .fetch_optional(&self.pool)
@@ -355,13 +355,11 @@ impl Store {
         now_ms: i64,
     ) -> Result<KeyChange, StoreError> {
         let r = sqlx::query(concat!(
-            "UPDATE api_keys SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL AND ",
+            "UPDATE api_keys SET cancelled_at = $1 WHERE id = $2 AND cancelled_at IS NULL AND ",
             not_the_last_admin!()
         ))
         .bind(now_ms)
         .bind(id)
-        .bind(now_ms)
-        .bind(now_ms)
         .execute(&self.pool)
         .await?;
         self.change_outcome(id, r.rows_affected()).await
@@ -377,19 +375,18 @@ impl Store {
     ) -> Result<KeyChange, StoreError> {
         let r = match key_type {
             KeyType::Admin => {
-                sqlx::query("UPDATE api_keys SET key_type = 'Admin' WHERE id = ?")
+                sqlx::query("UPDATE api_keys SET key_type = 'Admin' WHERE id = $1")
                     .bind(id)
                     .execute(&self.pool)
                     .await?
             }
             KeyType::Usage => {
                 sqlx::query(concat!(
-                    "UPDATE api_keys SET key_type = 'Usage' WHERE id = ? AND ",
+                    "UPDATE api_keys SET key_type = 'Usage' WHERE id = $2 AND ",
                     not_the_last_admin!()
                 ))
+                .bind(now_ms)
                 .bind(id)
-                .bind(now_ms)
-                .bind(now_ms)
                 .execute(&self.pool)
                 .await?
             }
@@ -414,7 +411,7 @@ impl Store {
         Ok(sqlx::query(concat!(
             "SELECT ",
             key_columns!(),
-            " FROM api_keys WHERE account_id = ? ORDER BY created_at, id"
+            " FROM api_keys WHERE account_id = $1 ORDER BY created_at, id"
         ))
         .bind(account_id)
         .fetch_all(&self.pool)
@@ -434,8 +431,8 @@ impl Store {
     ) -> Result<Option<String>, StoreError> {
         let secret = random_hex(32);
         let r = sqlx::query(
-            "UPDATE api_keys SET secret_hash = ? WHERE id = ? AND cancelled_at IS NULL \
-             AND (expires_at IS NULL OR expires_at > ?)",
+            "UPDATE api_keys SET secret_hash = $1 WHERE id = $2 AND cancelled_at IS NULL \
+             AND (expires_at IS NULL OR expires_at > $3)",
         )
         .bind(&hash_secret(&secret)[..])
         .bind(id)
@@ -447,7 +444,7 @@ impl Store {
 
     /// Sets a key's weight in fair sharing (see `claim`).
     pub async fn set_key_weight(&self, id: &str, weight: f64) -> Result<(), StoreError> {
-        sqlx::query("UPDATE api_keys SET weight = ? WHERE id = ?")
+        sqlx::query("UPDATE api_keys SET weight = $1 WHERE id = $2")
             .bind(weight)
             .bind(id)
             .execute(&self.pool)
@@ -459,7 +456,7 @@ impl Store {
     /// is not limited).
     pub async fn key_origins(&self, id: &str) -> Result<Vec<String>, StoreError> {
         Ok(
-            sqlx::query("SELECT origin FROM key_origins WHERE key_id = ? ORDER BY rowid")
+            sqlx::query("SELECT origin FROM key_origins WHERE key_id = $1 ORDER BY rowid")
                 .bind(id)
                 .fetch_all(&self.pool)
                 .await?
@@ -474,7 +471,7 @@ impl Store {
     pub async fn origin_allowed(&self, origin: &str) -> Result<bool, StoreError> {
         Ok(sqlx::query(
             "SELECT 1 FROM key_origins o JOIN api_keys k ON k.id = o.key_id \
-             WHERE o.origin = ? AND k.cancelled_at IS NULL LIMIT 1",
+             WHERE o.origin = $1 AND k.cancelled_at IS NULL LIMIT 1",
         )
         .bind(origin)
         .fetch_optional(&self.pool)
@@ -484,17 +481,19 @@ impl Store {
 
     /// Adds an origin to a key's list (already there: nothing changes).
     pub async fn add_key_origin(&self, id: &str, origin: &str) -> Result<(), StoreError> {
-        sqlx::query("INSERT OR IGNORE INTO key_origins (key_id, origin) VALUES (?, ?)")
-            .bind(id)
-            .bind(origin)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "INSERT INTO key_origins (key_id, origin) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        )
+        .bind(id)
+        .bind(origin)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
     /// Removes an origin from a key's list; false when it was not there.
     pub async fn remove_key_origin(&self, id: &str, origin: &str) -> Result<bool, StoreError> {
-        let r = sqlx::query("DELETE FROM key_origins WHERE key_id = ? AND origin = ?")
+        let r = sqlx::query("DELETE FROM key_origins WHERE key_id = $1 AND origin = $2")
             .bind(id)
             .bind(origin)
             .execute(&self.pool)

@@ -1,11 +1,21 @@
-//! The store (sqlx): an SQLite file by default, WAL, a long busy timeout, `BEGIN IMMEDIATE` for
-//! read-then-write transactions. Migrations are embedded SQL, applied at open.
+//! The store (sqlx): an SQLite file by default, PostgreSQL when several nodes share the work.
+//!
+//! One code path serves both: the pool is sqlx's `Any` driver, every statement is written in
+//! the SQL the two share (`$n` placeholders, which SQLite reads too; `BIGINT` columns on
+//! PostgreSQL where SQLite has `INTEGER`, so integers decode as `i64` on both; sums cast back to
+//! `BIGINT`; flags as 0/1 integers), and the few places where they must differ go through
+//! [`Backend`]: how a read-then-write transaction begins (`BEGIN IMMEDIATE` on SQLite, a
+//! transaction-scoped advisory lock on PostgreSQL, so both serialise such writers the same
+//! way) and how a job is claimed (`FOR UPDATE SKIP LOCKED` on PostgreSQL). Migrations are
+//! embedded SQL, one directory per backend (`migrations/sqlite`, `migrations/postgres`),
+//! applied at open; a schema change adds a file to both.
 //!
 //! One file per table group: `jobs` (the queue: claims with a lease and a fencing attempt
 //! number, heartbeats, finish with outbox and result rows in one transaction, the rescuer),
 //! `outbox` (webhook deliveries and their retry bookkeeping), `results` (interim and final
-//! results), `keys` (accounts and hashed API keys).
+//! results), `keys` (accounts and hashed API keys), `nodes` (the live nodes of a cluster).
 
+mod claims;
 mod export_cache;
 mod exports;
 mod fairness;
@@ -25,9 +35,10 @@ pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord, JSON, XML
 pub use plans::{AccountPlan, PeriodUsage, PlanChange, PERIOD_MS};
 pub use results::{ResultRecord, StoredResult};
 
+use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-use sqlx::SqlStr;
+use sqlx::AnyPool;
+use sqlx::{Any, Executor, SqlStr, Transaction};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -41,10 +52,41 @@ pub enum StoreError {
 
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    backend: Backend,
 }
 
-fn migrator() -> Migrator {
+/// Which database the store runs on: decides the few statements the two cannot share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// The advisory lock every read-then-write transaction takes on PostgreSQL (the counterpart of
+/// SQLite's one writer): its key is arbitrary, fixed, and used for nothing else.
+const WRITE_LOCK: i64 = 0x6b65_7266_0001;
+
+fn postgres_migrator() -> Migrator {
+    Migrator::with_migrations(vec![Migration::new(
+        1,
+        Cow::Borrowed("schema"),
+        MigrationType::Simple,
+        SqlStr::from_static(include_str!("../../migrations/postgres/0001_schema.sql")),
+        false,
+    )])
+}
+
+fn sqlite_migrator() -> Migrator {
     let m = |version, name, sql| {
         Migration::new(
             version,
@@ -105,34 +147,68 @@ fn migrator() -> Migrator {
             "delivery content type",
             include_str!("../../migrations/sqlite/0010_delivery_content_type.sql"),
         ),
+        m(
+            11,
+            "nodes",
+            include_str!("../../migrations/sqlite/0011_nodes.sql"),
+        ),
     ])
 }
 
 impl Store {
     /// Opens (creating if needed) the SQLite file at `path` and applies migrations.
     pub async fn open_sqlite(path: &std::path::Path) -> Result<Store, StoreError> {
-        let opts = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(30))
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
+        sqlx::any::install_default_drivers();
+        // the path travels in a URL: escape what would end or alter it (sqlx decodes it back)
+        let escaped = path
+            .to_string_lossy()
+            .replace('%', "%25")
+            .replace('?', "%3F")
+            .replace('#', "%23");
+        let url = format!("sqlite://{escaped}?mode=rwc");
+        let pool = AnyPoolOptions::new()
             .max_connections(4)
-            .connect_with(opts)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    // WAL lets readers run beside the writer; the long busy timeout makes a
+                    // writer wait for another instead of failing; sqlx turns foreign keys on
+                    conn.execute("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 30000;")
+                        .await?;
+                    Ok(())
+                })
+            })
+            .connect(&url)
             .await?;
-        migrator().run(&pool).await?;
-        Ok(Store { pool })
+        sqlite_migrator().run(&pool).await?;
+        Ok(Store {
+            pool,
+            backend: Backend::Sqlite,
+        })
     }
 
-    /// Opens the store named on the command line: a path to an SQLite file, or an
-    /// `sqlite:` URL. PostgreSQL (`postgres://`) comes with scale-out and is refused clearly.
+    /// Connects to the PostgreSQL database at `url` and applies migrations (sqlx holds an
+    /// advisory lock while it migrates, so nodes starting together do not race).
+    pub async fn open_postgres(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let pool = AnyPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect(url)
+            .await?;
+        postgres_migrator().run(&pool).await?;
+        Ok(Store {
+            pool,
+            backend: Backend::Postgres,
+        })
+    }
+
+    /// Opens the store named on the command line: a `postgres://` (or `postgresql://`) URL, a
+    /// path to an SQLite file, or an `sqlite:` URL.
     pub async fn open(spec: &str) -> Result<Store, String> {
         if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-            return Err(
-                "PostgreSQL is not supported yet (it comes with scale-out); use an SQLite file"
-                    .into(),
-            );
+            return Store::open_postgres(spec)
+                .await
+                .map_err(|e| format!("opening the PostgreSQL store: {e}"));
         }
         let path = spec
             .strip_prefix("sqlite://")
@@ -143,10 +219,38 @@ impl Store {
             .map_err(|e| format!("opening the store at {path}: {e}"))
     }
 
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
     /// True when the database answers (readiness).
     pub async fn ping(&self) -> bool {
         sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
     }
+
+    /// Begins a read-then-write transaction, serialised against every other one: SQLite's
+    /// `BEGIN IMMEDIATE` takes the one write lock at once; on PostgreSQL a transaction-scoped
+    /// advisory lock does the same, so the checks a transaction makes (a key's running jobs, a
+    /// plan's minutes) still hold when it writes.
+    async fn begin_write(&self) -> Result<Transaction<'static, Any>, StoreError> {
+        match self.backend {
+            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(WRITE_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(tx)
+            }
+        }
+    }
+}
+
+/// A flag as the store keeps it: 0 or 1 in an integer column (SQLite has no boolean type, and
+/// PostgreSQL will not put a boolean parameter into an integer column).
+fn flag(b: bool) -> i64 {
+    i64::from(b)
 }
 
 /// Unix milliseconds now, the store's time unit.

@@ -51,25 +51,25 @@ pub struct FailureRecord {
 /// Writes deliveries of a job's newest result; undelivered interim deliveries of the job are
 /// superseded by it and dropped (a receiver wants the latest layout, not a backlog).
 pub(super) async fn insert(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     job_id: &str,
     deliveries: &[Delivery<'_>],
     interim: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM outbox WHERE job_id = ? AND interim = 1 AND delivered_at IS NULL")
+    sqlx::query("DELETE FROM outbox WHERE job_id = $1 AND interim = 1 AND delivered_at IS NULL")
         .bind(job_id)
         .execute(&mut **tx)
         .await?;
     for d in deliveries {
-        sqlx::query("INSERT INTO outbox (job_id, uri, body, content_type, next_attempt_at, created_at, interim) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO outbox (job_id, uri, body, content_type, next_attempt_at, created_at, interim) VALUES ($1, $2, $3, $4, $5, $6, $7)")
             .bind(job_id)
             .bind(d.uri)
             .bind(d.body)
             .bind(d.content_type)
             .bind(now_ms)
             .bind(now_ms)
-            .bind(interim)
+            .bind(super::flag(interim))
             .execute(&mut **tx)
             .await?;
     }
@@ -87,9 +87,9 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
         let rows = sqlx::query(
-            "SELECT id, job_id, uri, body, content_type, attempts FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= ? \
+            "SELECT id, job_id, uri, body, content_type, attempts FROM outbox o WHERE delivered_at IS NULL AND gave_up = 0 AND next_attempt_at <= $1 \
              AND id = (SELECT MIN(id) FROM outbox p WHERE p.job_id = o.job_id AND p.delivered_at IS NULL AND p.gave_up = 0) \
-             ORDER BY next_attempt_at, id LIMIT ?",
+             ORDER BY next_attempt_at, id LIMIT $2",
         )
         .bind(now_ms)
         .bind(limit)
@@ -126,7 +126,7 @@ impl Store {
         status: i64,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE outbox SET delivered_at = ?, last_attempt_at = ?, last_status = ?, attempts = attempts + 1 WHERE id = ?")
+        sqlx::query("UPDATE outbox SET delivered_at = $1, last_attempt_at = $2, last_status = $3, attempts = attempts + 1 WHERE id = $4")
             .bind(now_ms)
             .bind(now_ms)
             .bind(status)
@@ -145,14 +145,14 @@ impl Store {
         next_attempt_at: Option<i64>,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE outbox SET attempts = attempts + 1, last_status = ?, last_error = ?, last_attempt_at = ?, \
-             next_attempt_at = COALESCE(?, next_attempt_at), gave_up = ? WHERE id = ?",
+            "UPDATE outbox SET attempts = attempts + 1, last_status = $1, last_error = $2, last_attempt_at = $3, \
+             next_attempt_at = COALESCE($4, next_attempt_at), gave_up = $5 WHERE id = $6",
         )
         .bind(status)
         .bind(error)
         .bind(super::now_ms())
         .bind(next_attempt_at)
-        .bind(next_attempt_at.is_none())
+        .bind(super::flag(next_attempt_at.is_none()))
         .bind(id)
         .execute(&self.pool)
         .await?;
@@ -169,9 +169,9 @@ impl Store {
     ) -> Result<Vec<FailureRecord>, StoreError> {
         let jobs = sqlx::query(
             "SELECT j.id, j.state, j.error, j.completed_at FROM jobs j JOIN api_keys k ON k.id = j.api_key_id \
-             WHERE k.account_id = ? AND (? IS NULL OR j.id = ?) \
+             WHERE k.account_id = $1 AND ($2 IS NULL OR j.id = $3) \
              AND (j.state = 'Failed' OR EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.id AND o.gave_up = 1)) \
-             ORDER BY j.completed_at DESC, j.id LIMIT ?",
+             ORDER BY j.completed_at DESC, j.id LIMIT $4",
         )
         .bind(account_id)
         .bind(job_id)
@@ -184,7 +184,7 @@ impl Store {
             let id: String = j.get("id");
             let deliveries = sqlx::query(
                 "SELECT uri, attempts, last_attempt_at, last_status, last_error, gave_up FROM outbox \
-                 WHERE job_id = ? AND delivered_at IS NULL ORDER BY id",
+                 WHERE job_id = $1 AND delivered_at IS NULL ORDER BY id",
             )
             .bind(&id)
             .fetch_all(&self.pool)

@@ -62,7 +62,7 @@ pub struct PeriodUsage {
     pub jobs: i64,
 }
 
-pub(super) fn plan_of(r: &sqlx::sqlite::SqliteRow) -> AccountPlan {
+pub(super) fn plan_of(r: &sqlx::any::AnyRow) -> AccountPlan {
     let flag = |name: &str| r.get::<i64, _>(name) != 0;
     AccountPlan {
         account_id: r.get("id"),
@@ -86,7 +86,7 @@ pub(super) fn plan_of(r: &sqlx::sqlite::SqliteRow) -> AccountPlan {
 impl Store {
     /// The account `id` and its plan.
     pub async fn plan(&self, account_id: i64) -> Result<Option<AccountPlan>, StoreError> {
-        Ok(sqlx::query("SELECT * FROM accounts WHERE id = ?")
+        Ok(sqlx::query("SELECT * FROM accounts WHERE id = $1")
             .bind(account_id)
             .fetch_optional(&self.pool)
             .await?
@@ -106,22 +106,22 @@ impl Store {
     /// Applies `change` to account `id`'s plan; false when there is no such account.
     pub async fn set_plan(&self, account_id: i64, change: &PlanChange) -> Result<bool, StoreError> {
         let r = sqlx::query(
-            "UPDATE accounts SET included_minutes = COALESCE(?, included_minutes), \
-             key_cap = COALESCE(?, key_cap), period_start = COALESCE(?, period_start), \
-             fairness_enabled = COALESCE(?, fairness_enabled), overage_enabled = COALESCE(?, overage_enabled), \
-             is_on_trial = COALESCE(?, is_on_trial), has_had_trial = COALESCE(?, has_had_trial), \
-             has_trial_request = COALESCE(?, has_trial_request), requires_payment = COALESCE(?, requires_payment), \
-             credit = COALESCE(?, credit), paid_until = COALESCE(?, paid_until) WHERE id = ?",
+            "UPDATE accounts SET included_minutes = COALESCE($1, included_minutes), \
+             key_cap = COALESCE($2, key_cap), period_start = COALESCE($3, period_start), \
+             fairness_enabled = COALESCE($4, fairness_enabled), overage_enabled = COALESCE($5, overage_enabled), \
+             is_on_trial = COALESCE($6, is_on_trial), has_had_trial = COALESCE($7, has_had_trial), \
+             has_trial_request = COALESCE($8, has_trial_request), requires_payment = COALESCE($9, requires_payment), \
+             credit = COALESCE($10, credit), paid_until = COALESCE($11, paid_until) WHERE id = $12",
         )
         .bind(change.included_minutes)
         .bind(change.key_cap)
         .bind(change.period_start)
-        .bind(change.fairness_enabled)
-        .bind(change.overage_enabled)
-        .bind(change.is_on_trial)
-        .bind(change.has_had_trial)
-        .bind(change.has_trial_request)
-        .bind(change.requires_payment)
+        .bind(change.fairness_enabled.map(super::flag))
+        .bind(change.overage_enabled.map(super::flag))
+        .bind(change.is_on_trial.map(super::flag))
+        .bind(change.has_had_trial.map(super::flag))
+        .bind(change.has_trial_request.map(super::flag))
+        .bind(change.requires_payment.map(super::flag))
         .bind(change.credit)
         .bind(change.paid_until)
         .bind(account_id)
@@ -138,10 +138,10 @@ impl Store {
         to: i64,
     ) -> Result<PeriodUsage, StoreError> {
         let r = sqlx::query(
-            "SELECT COALESCE(SUM(j.completed_at - j.started_at), 0) AS ms, COUNT(*) AS n \
+            "SELECT CAST(COALESCE(SUM(j.completed_at - j.started_at), 0) AS BIGINT) AS ms, COUNT(*) AS n \
              FROM jobs j JOIN api_keys k ON k.id = j.api_key_id \
-             WHERE k.account_id = ? AND j.kind <> 'export' AND j.state IN ('Completed', 'Failed') \
-               AND j.started_at IS NOT NULL AND j.completed_at >= ? AND j.completed_at < ?",
+             WHERE k.account_id = $1 AND j.kind <> 'export' AND j.state IN ('Completed', 'Failed') \
+               AND j.started_at IS NOT NULL AND j.completed_at >= $2 AND j.completed_at < $3",
         )
         .bind(account_id)
         .bind(from)

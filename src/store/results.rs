@@ -25,12 +25,12 @@ pub struct StoredResult {
 }
 
 pub(super) async fn insert(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     job_id: &str,
     r: &ResultRecord<'_>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO results (id, job_id, status, report, layout, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO results (id, job_id, status, report, layout, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(r.id)
         .bind(job_id)
         .bind(r.status)
@@ -51,7 +51,7 @@ impl Store {
     ) -> Result<Option<StoredResult>, StoreError> {
         let row = match result_id {
             Some(rid) => {
-                sqlx::query("SELECT id, job_id, status, report, layout FROM results WHERE job_id = ? AND id = ?")
+                sqlx::query("SELECT id, job_id, status, report, layout FROM results WHERE job_id = $1 AND id = $2")
                     .bind(job_id)
                     .bind(rid)
                     .fetch_optional(&self.pool)
@@ -59,7 +59,7 @@ impl Store {
             }
             None => {
                 sqlx::query(
-                    "SELECT id, job_id, status, report, layout FROM results WHERE job_id = ? \
+                    "SELECT id, job_id, status, report, layout FROM results WHERE job_id = $1 \
                      ORDER BY created_at DESC, rowid DESC LIMIT 1",
                 )
                 .bind(job_id)
@@ -80,7 +80,7 @@ impl Store {
     /// were priced).
     pub async fn results_of(&self, job_id: &str) -> Result<Vec<StoredResult>, StoreError> {
         Ok(sqlx::query(
-            "SELECT id, job_id, status, report, layout FROM results WHERE job_id = ? ORDER BY created_at, rowid",
+            "SELECT id, job_id, status, report, layout FROM results WHERE job_id = $1 ORDER BY created_at, rowid",
         )
         .bind(job_id)
         .fetch_all(&self.pool)
@@ -103,7 +103,7 @@ impl Store {
         job_id: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
         Ok(sqlx::query(
-            "SELECT id, status FROM results WHERE job_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            "SELECT id, status FROM results WHERE job_id = $1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
         )
         .bind(job_id)
         .fetch_optional(&self.pool)

@@ -2,12 +2,15 @@
 //! Debian's `postgresql` binaries, `initdb` in a temporary directory as a non-root user (the
 //! `postgres` account when the tests run as root: PostgreSQL refuses to run as root), the
 //! server on a free loopback port with its socket in that directory, stopped and removed when
-//! dropped. `KERF_REQUIRE_POSTGRES=1` (set by .ci/run) makes missing binaries a failure
-//! instead of a skip.
+//! dropped, and by a watchdog process when the test process ends without dropping it (a
+//! cluster shared by a test binary lives in a static, which is never dropped).
+//! `KERF_REQUIRE_POSTGRES=1` (set by .ci/run) makes missing binaries a failure instead of a
+//! skip.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
 
 pub struct PgCluster {
     bin: PathBuf,
@@ -16,6 +19,9 @@ pub struct PgCluster {
     /// `postgres://` URL of the cluster's `postgres` database (trust authentication, loopback).
     pub url: String,
     as_root: bool,
+    /// Stops the cluster and removes its directory when its stdin closes: when this value is
+    /// dropped, or when the test process ends in any way.
+    watchdog: Mutex<Option<Child>>,
 }
 
 /// The newest installed PostgreSQL's binaries (Debian keeps them off PATH).
@@ -77,6 +83,7 @@ impl PgCluster {
             data,
             port,
             as_root,
+            watchdog: Mutex::new(None),
         };
         let data = cluster.data.display().to_string();
         let init = cluster.run(
@@ -109,7 +116,54 @@ impl PgCluster {
             String::from_utf8_lossy(&started.stderr),
             std::fs::read_to_string(&log).unwrap_or_default()
         );
+        *cluster.watchdog.lock().unwrap() = Some(cluster.spawn_watchdog());
         Some(cluster)
+    }
+
+    fn spawn_watchdog(&self) -> Child {
+        let pg_ctl = self.bin.join("pg_ctl").display().to_string();
+        let stop = if self.as_root {
+            format!("runuser -u postgres -- {pg_ctl}")
+        } else {
+            pg_ctl
+        };
+        let data = self.data.display();
+        let script = format!(
+            "read _; {stop} -D '{data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '{data}'; \
+             rmdir \"$(dirname '{data}')\" 2>/dev/null"
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawning the cluster's watchdog")
+    }
+
+    /// A fresh, empty database `name` in the cluster; its `postgres://` URL.
+    pub fn create_database(&self, name: &str) -> String {
+        self.psql(&format!("CREATE DATABASE {name}"));
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Starts the cluster again after `stop` (same directory, same port).
+    pub fn restart(&self) {
+        let data = self.data.display().to_string();
+        let options = format!(
+            "-p {} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port
+        );
+        let log = format!("{data}/server.log");
+        let started = self.run(
+            "pg_ctl",
+            &["-D", &data, "-l", &log, "-o", &options, "-w", "start"],
+        );
+        assert!(
+            started.status.success(),
+            "pg_ctl start: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
     }
 
     /// Runs one of the cluster's binaries as the cluster's owner.
@@ -150,6 +204,21 @@ impl PgCluster {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `pg_dump` of database `name`: everything it holds, as SQL text.
+    pub fn dump(&self, name: &str) -> String {
+        let port = self.port.to_string();
+        let out = self.run(
+            "pg_dump",
+            &["-h", "127.0.0.1", "-p", &port, "-U", "postgres", name],
+        );
+        assert!(
+            out.status.success(),
+            "pg_dump: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Stops the server at once (the chaos tests restart it).
     pub fn stop(&self) {
         let data = self.data.display().to_string();
@@ -161,5 +230,24 @@ impl Drop for PgCluster {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.data);
+        if let Some(mut watchdog) = self.watchdog.lock().unwrap().take() {
+            drop(watchdog.stdin.take());
+            let _ = watchdog.wait();
+        }
     }
+}
+
+/// One cluster for the whole test process, started by the first test that asks (None when
+/// PostgreSQL is not installed and not required). Tests share it and each takes a database
+/// of its own (`create_database`); the watchdog removes it when the process ends.
+pub fn shared() -> Option<&'static PgCluster> {
+    static SHARED: OnceLock<Option<PgCluster>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("kerf-pg-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            PgCluster::start(&dir)
+        })
+        .as_ref()
 }
