@@ -6,6 +6,7 @@ pub mod api;
 pub mod bench;
 pub mod cancel;
 pub mod cli;
+pub mod cluster;
 pub mod export;
 pub mod fairness;
 pub mod geometry;

@@ -69,12 +69,17 @@ enum Cmd {
         #[arg(long, default_value = "MinimiseStock")]
         objective: String,
     },
-    /// Run the HTTP service, its workers and its webhook deliverer on one store.
+    /// Run the HTTP service, its workers and its webhook deliverer on one store
+    /// (--no-workers: the HTTP service only, beside `kerf worker` nodes on PostgreSQL).
     Serve {
+        /// Answer HTTP only; jobs are run by `kerf worker` nodes on the same PostgreSQL.
+        #[arg(long)]
+        no_workers: bool,
         /// Address to listen on (port 0: any free port; the bound address is printed).
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
-        /// The store: an SQLite file path (created if missing) or an sqlite: URL.
+        /// The store: an SQLite file path (created if missing), an sqlite: URL, or a
+        /// postgres:// URL (the database several nodes share).
         #[arg(long, default_value = "kerf.db")]
         database: String,
         /// Let webhooks reach this non-public range (repeatable; for tests: 127.0.0.0/8).
@@ -111,6 +116,34 @@ enum Cmd {
         /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
         #[arg(long)]
         compute: Option<String>,
+    },
+    /// Claim and run jobs and deliver webhooks from a PostgreSQL store shared with other
+    /// nodes (no HTTP).
+    Worker {
+        /// The store: a postgres:// URL.
+        #[arg(long)]
+        database: String,
+        /// Let webhooks reach this non-public range (repeatable; for tests: 127.0.0.0/8).
+        #[arg(long = "webhook-allow-cidr")]
+        webhook_allow_cidr: Vec<String>,
+        /// Trust this PEM root certificate for webhook receivers, besides the system's.
+        #[arg(long = "webhook-ca-file")]
+        webhook_ca_file: Option<PathBuf>,
+        /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
+        #[arg(long)]
+        webhook_retry_delays: Option<String>,
+        /// Jobs run at once (0: one per core); threads per job follow MaximumCPUCount.
+        #[arg(long, default_value_t = 0)]
+        workers: usize,
+        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
+    },
+    /// The live nodes on the store: id, role, compute adapter, slots, host, last heartbeat.
+    Nodes {
+        /// The store: a postgres:// URL, or an SQLite file.
+        #[arg(long, default_value = "kerf.db")]
+        database: String,
     },
     /// API keys on the store.
     Keys {
@@ -361,7 +394,7 @@ fn main() {
     let cli = Cli::parse();
     // the service logs its jobs and deliveries; the one-shot commands only what goes wrong
     let default_filter = match cli.cmd {
-        Cmd::Serve { .. } => "warn,kerf=info,kerf_kernels=info",
+        Cmd::Serve { .. } | Cmd::Worker { .. } => "warn,kerf=info,kerf_kernels=info",
         _ => "warn",
     };
     tracing_subscriber::fmt()
@@ -420,6 +453,7 @@ fn run(cli: Cli) -> Result<()> {
             objective,
         }),
         Cmd::Serve {
+            no_workers,
             listen,
             database,
             webhook_allow_cidr,
@@ -433,6 +467,11 @@ fn run(cli: Cli) -> Result<()> {
             workers,
             compute,
         } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
+            role: if no_workers {
+                kerf::cluster::Role::Front
+            } else {
+                kerf::cluster::Role::Serve
+            },
             compute,
             max_queued_per_key,
             key_requests_per_minute,
@@ -446,6 +485,24 @@ fn run(cli: Cli) -> Result<()> {
             webhook_retry_delays,
             workers,
         }),
+        Cmd::Worker {
+            database,
+            webhook_allow_cidr,
+            webhook_ca_file,
+            webhook_retry_delays,
+            workers,
+            compute,
+        } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
+            role: kerf::cluster::Role::Worker,
+            database,
+            webhook_allow_cidr,
+            webhook_ca_file,
+            webhook_retry_delays,
+            workers,
+            compute,
+            ..kerf::cli::serve::ServeArgs::http_defaults()
+        }),
+        Cmd::Nodes { database } => kerf::cli::nodes::run(&database),
         Cmd::Keys {
             which:
                 KeysCmd::Create {

@@ -1053,7 +1053,45 @@ async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires(
     );
 }
 
+/// Guards that read then write hold when callers race (on PostgreSQL they run in write
+/// transactions; a single statement would not see the other's write): one first account and
+/// Admin key among nodes starting at once, and an account's key cap.
+async fn racing_callers_cannot_pass_a_guard_twice(db: String) {
+    let store = Store::open(&db).await.unwrap();
+    let racers: Vec<_> = (0..6)
+        .map(|i| {
+            let s = store.clone();
+            tokio::spawn(async move { s.bootstrap(4, i).await.unwrap() })
+        })
+        .collect();
+    let mut printed = 0;
+    for r in racers {
+        printed += usize::from(r.await.unwrap().is_some());
+    }
+    assert_eq!(printed, 1, "one first Admin key");
+    let account = store.first_account().await.unwrap().unwrap();
+    assert_eq!(store.plans().await.unwrap().len(), 1, "one account");
+    // the account's cap is 10 active keys; it holds 1: 12 racers, 9 places
+    let racers: Vec<_> = (0..12)
+        .map(|i| {
+            let s = store.clone();
+            tokio::spawn(async move {
+                s.create_key_within_cap(&usage_key(account, &format!("r{i}"), 1), 10)
+                    .await
+                    .unwrap()
+                    .is_ok()
+            })
+        })
+        .collect();
+    let mut created = 0;
+    for r in racers {
+        created += usize::from(r.await.unwrap());
+    }
+    assert_eq!(created, 9, "the cap holds");
+}
+
 stores::on_both_stores!(
+    racing_callers_cannot_pass_a_guard_twice,
     claim_finish_and_outbox_commit_together,
     a_worker_whose_lease_was_taken_over_cannot_write,
     heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job,

@@ -1,6 +1,8 @@
 //! Liveness and readiness for load balancers and orchestrators: no key needed.
 
 use super::AppState;
+use crate::cluster::NODE_SEEN_WITHIN_MS;
+use crate::store::now_ms;
 use crate::wire;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -13,14 +15,17 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// The store answers; names the compute adapter.
+/// The store answers; names this node, its role and compute adapter, and the live nodes of
+/// the cluster (on SQLite, this one).
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses(
         (status = 200, description = "ready", body = wire::Readiness),
         (status = 503, description = "the store does not answer", body = wire::Readiness),
     ))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<wire::Readiness>) {
-    let ok = state.store.ping().await;
+    let nodes = state.store.live_nodes(now_ms() - NODE_SEEN_WITHIN_MS).await;
+    let ok = nodes.is_ok();
+    let nodes = nodes.unwrap_or_default();
     (
         if ok {
             StatusCode::OK
@@ -30,7 +35,14 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<wire::Re
         Json(wire::Readiness {
             ready: ok,
             store: if ok { "ok" } else { "unreachable" }.into(),
-            compute: state.eval.name(),
+            compute: if state.node.compute.is_empty() {
+                "none".into()
+            } else {
+                state.node.compute.clone()
+            },
+            node: state.node.id.clone(),
+            role: state.node.role.clone(),
+            nodes: nodes.iter().map(wire::LiveNode::from).collect(),
         }),
     )
 }

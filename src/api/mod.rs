@@ -44,8 +44,8 @@ pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024 * 1024;
 pub struct AppState {
     pub store: Store,
     pub wake: Wakeups,
-    /// The evaluation backend the workers use (its name goes to /readyz).
-    pub eval: Arc<dyn kerf_kernels::Evaluator>,
+    /// This node as it announces itself (its compute adapter goes to /readyz).
+    pub node: Arc<crate::store::NodeInfo>,
     pub guard: Arc<AddressGuard>,
     /// Jobs a key may have waiting beyond its Parallelism (which caps those running).
     pub max_queued_per_key: i64,

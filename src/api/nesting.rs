@@ -527,7 +527,7 @@ pub(super) async fn stop_running(
         .await?
     {
         StopRequest::Requested(mark) => {
-            state.wake.events.stop_here(id, mark);
+            state.wake.events.stop(id, mark);
             Ok(())
         }
         StopRequest::NotRunning(job_state) => Err(ApiError::new(

@@ -1,10 +1,12 @@
 //! Command-line front ends: `nest` (one nest from files, no server), `serve` (the service),
-//! `keys` and `accounts` (keys and accounts on the store).
+//! `worker` (a node that runs jobs), `nodes` (the live nodes), `keys` and `accounts` (keys
+//! and accounts on the store).
 
 pub mod accounts;
 pub mod keys;
 pub mod nest;
 pub mod nest1d;
+pub mod nodes;
 pub mod serve;
 
 /// The evaluation backend from a `--compute` value, else `KERF_COMPUTE`, else auto.

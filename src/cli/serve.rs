@@ -1,10 +1,14 @@
-//! `kerf serve`: the API, the workers and the webhook deliverer in one process, on one store.
-//! SIGTERM (or Ctrl-C) stops taking requests and jobs; running jobs hand their leases back so
-//! the next start (or another node) runs them again.
+//! `kerf serve` (the API, the workers and the webhook deliverer in one process), `kerf serve
+//! --no-workers` (the API only) and `kerf worker` (workers and deliverer, no HTTP): the
+//! roles of a node (`cluster::Role`). Any number of each share one PostgreSQL database; an
+//! SQLite file has one process, `kerf serve`. SIGTERM (or Ctrl-C) stops taking requests and
+//! jobs; running jobs hand their leases back so the next start (or another node) runs them
+//! again.
 
 use crate::api::{self, AppState};
+use crate::cluster::{self, Role};
 use crate::jobs::{self, RuntimeConfig, Wakeups};
-use crate::store::{now_ms, Store};
+use crate::store::{now_ms, Backend, NodeInfo, Store};
 use crate::webhook::schedule::RetrySchedule;
 use crate::webhook::{AddressGuard, Deliverer};
 use anyhow::{Context, Result};
@@ -15,6 +19,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 pub struct ServeArgs {
+    pub role: Role,
     pub listen: String,
     pub database: String,
     pub webhook_allow_cidr: Vec<String>,
@@ -34,6 +39,28 @@ pub struct ServeArgs {
     pub workers: usize,
     /// The evaluation backend (None: KERF_COMPUTE, else auto).
     pub compute: Option<String>,
+}
+
+impl ServeArgs {
+    /// The HTTP settings' defaults (as `kerf serve` has them), for a node that answers no
+    /// HTTP: `kerf worker` fills in the rest.
+    pub fn http_defaults() -> ServeArgs {
+        ServeArgs {
+            role: Role::Worker,
+            listen: String::new(),
+            database: String::new(),
+            webhook_allow_cidr: Vec::new(),
+            webhook_ca_file: None,
+            body_limit_mib: 64,
+            max_queued_per_key: 100,
+            key_requests_per_minute: 0,
+            public_origin: Vec::new(),
+            export_cache_minutes: 60.0,
+            webhook_retry_delays: None,
+            workers: 0,
+            compute: None,
+        }
+    }
 }
 
 /// Parallelism of the first Admin key.
@@ -56,72 +83,108 @@ async fn serve(a: ServeArgs) -> Result<()> {
         anyhow::bail!("--export-cache-minutes: must be a number above 0");
     }
     let store = Store::open(&a.database).await.map_err(anyhow::Error::msg)?;
-    if let Some(token) = store.bootstrap(FIRST_KEY_PARALLELISM, now_ms()).await? {
-        // shown once: the store keeps only its hash
-        println!(
-            "Created an account and its first Admin key. It is shown only this once; store it now:"
+    if a.role != Role::Serve && store.backend() == Backend::Sqlite {
+        anyhow::bail!(
+            "--database: {} needs a database nodes can share (postgres://...); on an SQLite \
+             file one process, `kerf serve`, does everything",
+            match a.role {
+                Role::Worker => "kerf worker",
+                _ => "kerf serve --no-workers",
+            }
         );
-        println!("{token}");
+    }
+    if a.role.answers_http() {
+        if let Some(token) = store.bootstrap(FIRST_KEY_PARALLELISM, now_ms()).await? {
+            // shown once: the store keeps only its hash
+            println!(
+                "Created an account and its first Admin key. It is shown only this once; store it now:"
+            );
+            println!("{token}");
+        }
     }
     let allow: Vec<&str> = a.webhook_allow_cidr.iter().map(String::as_str).collect();
     let guard =
         AddressGuard::new(&allow).map_err(|e| anyhow::anyhow!("--webhook-allow-cidr: {e}"))?;
-    let ca = match &a.webhook_ca_file {
-        Some(p) => {
-            Some(std::fs::read(p).with_context(|| format!("--webhook-ca-file {}", p.display()))?)
-        }
-        None => None,
-    };
-    let retries = match &a.webhook_retry_delays {
-        Some(s) => {
-            RetrySchedule::parse(s).map_err(|e| anyhow::anyhow!("--webhook-retry-delays: {e}"))?
-        }
-        None => RetrySchedule::default(),
-    };
-    let deliverer = Deliverer::new(store.clone(), guard.clone(), ca.as_deref(), retries)
-        .map_err(anyhow::Error::msg)?;
-    let wake = Wakeups::default();
     let (stop_tx, stop_rx) = watch::channel(false);
-
-    let eval = crate::cli::choose_compute(a.compute.as_deref())?;
-    tracing::info!(compute = %eval.name(), "evaluation backend");
-    println!("compute: {}", eval.name());
-    let mut config = RuntimeConfig::for_this_machine(eval.clone());
-    if a.workers > 0 {
-        config.workers = a.workers;
-    }
-    jobs::adopt_orphans(&store, &wake).await;
-    let workers = tokio::spawn(jobs::run(
-        store.clone(),
-        config,
-        wake.clone(),
-        stop_rx.clone(),
-    ));
-    let sender = tokio::spawn(deliverer.run(wake.deliveries.clone(), stop_rx.clone()));
-
-    let hub = api::Hub::start(&wake.events);
-    let state = AppState {
-        store,
-        wake,
-        eval,
-        guard: Arc::new(guard),
-        max_queued_per_key: a.max_queued_per_key,
-        rate_limit: Arc::new(api::KeyRateLimit::new(a.key_requests_per_minute)),
-        public_origins: Arc::new(public_origins),
-        hub,
-        export_cache_minutes: a.export_cache_minutes,
+    let node_id = format!("kerf-{}-{}", std::process::id(), uuid::Uuid::new_v4());
+    // on PostgreSQL, wake-ups, events and stops also reach the other nodes
+    let (link, outgoing) = match store.backend() {
+        Backend::Postgres => {
+            let (link, outgoing) = cluster::bus::link();
+            (Some(link), Some(outgoing))
+        }
+        Backend::Sqlite => (None, None),
     };
-    let app = api::router(state, a.body_limit_mib * 1024 * 1024);
-    let listener = tokio::net::TcpListener::bind(&a.listen)
-        .await
-        .with_context(|| format!("--listen {}: cannot bind", a.listen))?;
-    println!("listening on http://{}", listener.local_addr()?);
-    std::io::stdout().flush()?;
+    let wake = Wakeups::linked(link);
+    let bus = outgoing.map(|outgoing| {
+        tokio::spawn(cluster::bus::run(
+            store.clone(),
+            node_id.clone(),
+            wake.clone(),
+            outgoing,
+            stop_rx.clone(),
+        ))
+    });
 
-    let stop_for_server = stop_rx.clone();
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(crate::jobs::stopped(stop_for_server))
-        .into_future();
+    let mut node = NodeInfo {
+        id: node_id.clone(),
+        role: a.role.name().into(),
+        compute: String::new(),
+        slots: 0,
+        host: cluster::node::host_name(),
+        pid: i64::from(std::process::id()),
+        started_at: now_ms(),
+    };
+    let mut background = Vec::new();
+    if a.role.runs_jobs() {
+        let ca = match &a.webhook_ca_file {
+            Some(p) => Some(
+                std::fs::read(p).with_context(|| format!("--webhook-ca-file {}", p.display()))?,
+            ),
+            None => None,
+        };
+        let retries = match &a.webhook_retry_delays {
+            Some(s) => RetrySchedule::parse(s)
+                .map_err(|e| anyhow::anyhow!("--webhook-retry-delays: {e}"))?,
+            None => RetrySchedule::default(),
+        };
+        let deliverer = Deliverer::new(store.clone(), guard.clone(), ca.as_deref(), retries)
+            .map_err(anyhow::Error::msg)?;
+        let eval = crate::cli::choose_compute(a.compute.as_deref())?;
+        tracing::info!(compute = %eval.name(), "evaluation backend");
+        println!("compute: {}", eval.name());
+        let mut config = RuntimeConfig::for_this_machine(eval.clone());
+        config.owner = node_id.clone();
+        if a.workers > 0 {
+            config.workers = a.workers;
+        }
+        node.compute = eval.name();
+        node.slots = config.workers as i64;
+        if a.role == Role::Serve && store.backend() == Backend::Sqlite {
+            // the one process on this file: whatever was Running belonged to a dead one
+            jobs::adopt_orphans(&store, &wake).await;
+        }
+        background.push(tokio::spawn(jobs::run(
+            store.clone(),
+            config,
+            wake.clone(),
+            stop_rx.clone(),
+        )));
+        background.push(tokio::spawn(
+            deliverer.run(wake.deliveries.clone(), stop_rx.clone()),
+        ));
+    }
+    store
+        .announce_node(&node, now_ms())
+        .await
+        .context("announcing the node")?;
+    background.push(tokio::spawn(cluster::node::heartbeat(
+        store.clone(),
+        node.clone(),
+        stop_rx.clone(),
+    )));
+    background.extend(bus);
+
     let signals = tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("stopping: no new requests or jobs; running jobs are handed back");
@@ -131,17 +194,47 @@ async fn serve(a: ServeArgs) -> Result<()> {
         tracing::warn!("second signal: exiting at once");
         std::process::exit(130);
     });
-    // open connections get a while to finish after the signal, not for ever
-    let stopped_then_grace = async {
+
+    if a.role.answers_http() {
+        let hub = api::Hub::start(&wake.events);
+        let state = AppState {
+            store,
+            wake,
+            node: Arc::new(node),
+            guard: Arc::new(guard),
+            max_queued_per_key: a.max_queued_per_key,
+            rate_limit: Arc::new(api::KeyRateLimit::new(a.key_requests_per_minute)),
+            public_origins: Arc::new(public_origins),
+            hub,
+            export_cache_minutes: a.export_cache_minutes,
+        };
+        let app = api::router(state, a.body_limit_mib * 1024 * 1024);
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .with_context(|| format!("--listen {}: cannot bind", a.listen))?;
+        println!("listening on http://{}", listener.local_addr()?);
+        std::io::stdout().flush()?;
+
+        let server = axum::serve(listener, app)
+            .with_graceful_shutdown(crate::jobs::stopped(stop_rx.clone()))
+            .into_future();
+        // open connections get a while to finish after the signal, not for ever
+        let stopped_then_grace = async {
+            crate::jobs::stopped(stop_rx.clone()).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        tokio::select! {
+            r = server => r.context("the HTTP server failed")?,
+            _ = stopped_then_grace => tracing::warn!("connections still open after {} s; closing them", SHUTDOWN_GRACE.as_secs()),
+        }
+    } else {
+        println!("worker {node_id} ready");
+        std::io::stdout().flush()?;
         crate::jobs::stopped(stop_rx.clone()).await;
-        tokio::time::sleep(SHUTDOWN_GRACE).await;
-    };
-    tokio::select! {
-        r = server => r.context("the HTTP server failed")?,
-        _ = stopped_then_grace => tracing::warn!("connections still open after {} s; closing them", SHUTDOWN_GRACE.as_secs()),
     }
-    let _ = workers.await;
-    let _ = sender.await;
+    for task in background {
+        let _ = task.await;
+    }
     signals.abort();
     Ok(())
 }

@@ -1,14 +1,15 @@
 //! What happens to jobs as it happens, for the live hub: progress of running nests, a new
 //! result (interim or final) stored, a job failed. Workers publish after the store has the
 //! row (so a listener that reads the store finds what the event announces); the hub's
-//! connections listen. In-process only: a node's hub hears the jobs its own workers run (the
-//! PostgreSQL scale-out carries them between nodes).
+//! connections listen. With a cluster link, events also go to the other nodes (whose hubs may
+//! hold the subscriber's socket) and theirs come here (`cluster::bus`).
 //!
 //! Also the registry of jobs running in this process, so that a stop (continue,
-//! StopNesting) takes effect at once here; other nodes' jobs see the stop at their next
-//! heartbeat, through the store.
+//! StopNesting) takes effect at once here; a stop for a job another node runs goes there
+//! through the bus, and is read from the store at the job's next heartbeat in any case.
 
 use crate::cancel::CancelHandle;
+use crate::cluster::{Link, Message};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,7 @@ use tokio::sync::broadcast;
 const EVENT_BUFFER: usize = 4096;
 
 /// A running nest's progress.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Progress {
     pub elapsed_s: f64,
     pub utilisation: f64,
@@ -27,7 +28,7 @@ pub struct Progress {
     pub sheets_used: u32,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JobEvent {
     Progress {
         job_id: String,
@@ -108,21 +109,49 @@ impl StopSignal {
 pub struct JobEvents {
     sender: broadcast::Sender<JobEvent>,
     running: Arc<Mutex<HashMap<String, Arc<StopSignal>>>>,
+    link: Option<Link>,
 }
 
 impl Default for JobEvents {
     fn default() -> Self {
-        JobEvents {
-            sender: broadcast::channel(EVENT_BUFFER).0,
-            running: Arc::default(),
-        }
+        JobEvents::linked(None)
     }
 }
 
 impl JobEvents {
-    /// Announces `event` (nobody listening is fine).
+    /// Events and stops that also go to the other nodes through `link`.
+    pub fn linked(link: Option<Link>) -> JobEvents {
+        JobEvents {
+            sender: broadcast::channel(EVENT_BUFFER).0,
+            running: Arc::default(),
+            link,
+        }
+    }
+
+    /// Announces `event` here and to the other nodes (nobody listening is fine).
     pub fn publish(&self, event: JobEvent) {
+        if let Some(link) = &self.link {
+            link.send(Message::Event(event.clone()));
+        }
+        self.publish_here(event);
+    }
+
+    /// Announces `event` to this process's listeners only (another node's event).
+    pub fn publish_here(&self, event: JobEvent) {
         let _ = self.sender.send(event);
+    }
+
+    /// Passes the stop of mark `mark` to job `job_id`: at once if this process runs it, else
+    /// to the other nodes (the store has it too, for the job's next heartbeat).
+    pub fn stop(&self, job_id: &str, mark: i64) {
+        if !self.stop_here(job_id, mark) {
+            if let Some(link) = &self.link {
+                link.send(Message::Stop {
+                    job_id: job_id.to_string(),
+                    mark,
+                });
+            }
+        }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<JobEvent> {

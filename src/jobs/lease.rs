@@ -147,6 +147,11 @@ async fn write_end(ctx: &JobContext, job: &Claimed, outcome: Outcome<'_>, body: 
     {
         Ok(true) => {
             ctx.wake.deliveries.notify_one();
+            if job.kind != super::KIND_EXPORT {
+                // a slot of the key's Parallelism freed: a nest it held back may start now,
+                // on any node
+                ctx.wake.jobs.notify_one();
+            }
             if let Some(event) = event {
                 ctx.wake.events.publish(event);
             }

@@ -17,11 +17,12 @@ pub use run1d::KIND_1D;
 pub use run2d::kind_for;
 pub use run_export::KIND_EXPORT;
 
+use crate::cluster::{Link, Topic, Wake};
 use crate::store::{now_ms, Claimed, Lane, Lost, Store};
 use crate::wire::GeometryKind;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
 /// How long a claim holds a job without a heartbeat.
@@ -39,15 +40,16 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 /// permits: an export is seconds of work, and must not wait for a nest's minutes).
 const EXPORT_SLOTS: usize = 2;
 
-/// What the runtime shares with the API.
+/// What the runtime shares with the API. With a cluster link, each wake-up and event also
+/// reaches the other nodes (`cluster::bus`).
 #[derive(Clone)]
 pub struct Wakeups {
-    /// A nest (2D or 1D) was queued.
-    pub jobs: Arc<Notify>,
+    /// A nest (2D or 1D) was queued, or a running one ended.
+    pub jobs: Wake,
     /// An export was queued.
-    pub exports: Arc<Notify>,
+    pub exports: Wake,
     /// An outbox row was written.
-    pub deliveries: Arc<Notify>,
+    pub deliveries: Wake,
     /// Jobs' progress, results and failures as they happen (the hub's), and the jobs running
     /// here (for stops).
     pub events: events::JobEvents,
@@ -55,11 +57,18 @@ pub struct Wakeups {
 
 impl Default for Wakeups {
     fn default() -> Self {
+        Wakeups::linked(None)
+    }
+}
+
+impl Wakeups {
+    /// Wake-ups that also go to the other nodes through `link` (None: this process only).
+    pub fn linked(link: Option<Link>) -> Wakeups {
         Wakeups {
-            jobs: Arc::new(Notify::new()),
-            exports: Arc::new(Notify::new()),
-            deliveries: Arc::new(Notify::new()),
-            events: events::JobEvents::default(),
+            jobs: Wake::new(Topic::Jobs, link.clone()),
+            exports: Wake::new(Topic::Exports, link.clone()),
+            deliveries: Wake::new(Topic::Deliveries, link.clone()),
+            events: events::JobEvents::linked(link),
         }
     }
 }
@@ -134,7 +143,7 @@ struct Lanes {
     lane: Lane,
     slots: usize,
     threads: usize,
-    queued: Arc<Notify>,
+    queued: Wake,
 }
 
 /// Claims and runs the jobs of one lane until `shutdown`; then waits for its running jobs to

@@ -210,7 +210,8 @@ impl Store {
     }
 
     /// Creates a key unless the account already holds as many active keys as its cap allows
-    /// (checked and inserted in one statement, so two requests cannot both take the last place).
+    /// (checked and inserted in one write transaction, so two requests cannot both take the
+    /// last place).
     pub async fn create_key_within_cap(
         &self,
         new: &NewKey,
@@ -225,51 +226,10 @@ impl Store {
         capped: bool,
         now_ms: i64,
     ) -> Result<Result<(ApiKey, String), CreateRefusal>, StoreError> {
-        let id = random_hex(8);
-        let secret = random_hex(32);
-        let inserted = sqlx::query(
-            "INSERT INTO api_keys (id, account_id, secret_hash, reference, key_type, parallelism, is_trial, expires_at, created_at, email) \
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
-             WHERE $11 = 0 OR (SELECT COUNT(*) FROM api_keys WHERE account_id = $12 AND cancelled_at IS NULL \
-                   AND (expires_at IS NULL OR expires_at > $13)) < (SELECT key_cap FROM accounts WHERE id = $14)",
-        )
-        .bind(&id)
-        .bind(new.account_id)
-        .bind(&hash_secret(&secret)[..])
-        .bind(&new.reference)
-        .bind(new.key_type.as_str())
-        .bind(new.parallelism)
-        .bind(super::flag(new.is_trial))
-        .bind(new.expires_at)
-        .bind(now_ms)
-        .bind(&new.email)
-        .bind(super::flag(capped))
-        .bind(new.account_id)
-        .bind(now_ms)
-        .bind(new.account_id)
-        .execute(&self.pool)
-        .await?;
-        if inserted.rows_affected() == 0 {
-            let cap: i64 = sqlx::query("SELECT key_cap FROM accounts WHERE id = $1")
-                .bind(new.account_id)
-                .fetch_one(&self.pool)
-                .await?
-                .get("key_cap");
-            return Ok(Err(CreateRefusal::CapReached { cap }));
-        }
-        let key = ApiKey {
-            id: id.clone(),
-            account_id: new.account_id,
-            key_type: new.key_type,
-            reference: new.reference.clone(),
-            parallelism: new.parallelism,
-            expires_at: new.expires_at,
-            cancelled_at: None,
-            is_trial: new.is_trial,
-            email: new.email.clone(),
-            weight: 1.0,
-        };
-        Ok(Ok((key, format!("kerf_{id}_{secret}"))))
+        let mut tx = self.begin_write().await?;
+        let created = insert_key(&mut tx, new, capped, now_ms).await?;
+        tx.commit().await?;
+        Ok(created)
     }
 
     /// On a store with no account: creates one and an Admin key, and returns the key's token
@@ -279,25 +239,37 @@ impl Store {
         parallelism: i64,
         now_ms: i64,
     ) -> Result<Option<String>, StoreError> {
-        if self.first_account().await?.is_some() {
+        // one transaction: of several nodes starting at once on an empty store, one creates
+        let mut tx = self.begin_write().await?;
+        let any = sqlx::query("SELECT id FROM accounts LIMIT 1")
+            .fetch_optional(&mut *tx)
+            .await?;
+        if any.is_some() {
+            tx.rollback().await?;
             return Ok(None);
         }
-        let account_id = self.create_account("default", now_ms).await?;
-        let (_, token) = self
-            .create_key(
-                &NewKey {
-                    account_id,
-                    key_type: KeyType::Admin,
-                    reference: "first Admin key".into(),
-                    parallelism,
-                    expires_at: None,
-                    is_trial: false,
-                    email: String::new(),
-                },
-                now_ms,
-            )
-            .await?;
-        Ok(Some(token))
+        let account_id: i64 =
+            sqlx::query("INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id")
+                .bind("default")
+                .bind(now_ms)
+                .fetch_one(&mut *tx)
+                .await?
+                .get("id");
+        let key = NewKey {
+            account_id,
+            key_type: KeyType::Admin,
+            reference: "first Admin key".into(),
+            parallelism,
+            expires_at: None,
+            is_trial: false,
+            email: String::new(),
+        };
+        let created = insert_key(&mut tx, &key, false, now_ms).await?;
+        tx.commit().await?;
+        match created {
+            Ok((_, token)) => Ok(Some(token)),
+            Err(CreateRefusal::CapReached { .. }) => unreachable!("no cap was checked"),
+        }
     }
 
     /// Checks a presented token: known id, matching secret, not cancelled, not expired.
@@ -348,25 +320,28 @@ impl Store {
     }
 
     /// Cancels a key unless it is its account's last active Admin key (checked and written in
-    /// one statement, so two revocations cannot both take the last two Admin keys).
+    /// one statement of a write transaction, so two revocations cannot both take the last two
+    /// Admin keys: on PostgreSQL the statement alone would not see the other's write).
     pub async fn cancel_key_unless_last_admin(
         &self,
         id: &str,
         now_ms: i64,
     ) -> Result<KeyChange, StoreError> {
+        let mut tx = self.begin_write().await?;
         let r = sqlx::query(concat!(
             "UPDATE api_keys SET cancelled_at = $1 WHERE id = $2 AND cancelled_at IS NULL AND ",
             not_the_last_admin!()
         ))
         .bind(now_ms)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         self.change_outcome(id, r.rows_affected()).await
     }
 
     /// Makes a key Usage or Admin; the account's last active Admin key cannot become Usage
-    /// (checked and written in one statement).
+    /// (checked and written in one statement of a write transaction).
     pub async fn set_key_type(
         &self,
         id: &str,
@@ -381,14 +356,17 @@ impl Store {
                     .await?
             }
             KeyType::Usage => {
-                sqlx::query(concat!(
+                let mut tx = self.begin_write().await?;
+                let r = sqlx::query(concat!(
                     "UPDATE api_keys SET key_type = 'Usage' WHERE id = $2 AND ",
                     not_the_last_admin!()
                 ))
                 .bind(now_ms)
                 .bind(id)
-                .execute(&self.pool)
-                .await?
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                r
             }
         };
         self.change_outcome(id, r.rows_affected()).await
@@ -500,4 +478,59 @@ impl Store {
             .await?;
         Ok(r.rows_affected() == 1)
     }
+}
+
+/// Inserts a key (within the account's cap when `capped`) on `conn`, inside the caller's write
+/// transaction.
+async fn insert_key(
+    conn: &mut sqlx::AnyConnection,
+    new: &NewKey,
+    capped: bool,
+    now_ms: i64,
+) -> Result<Result<(ApiKey, String), CreateRefusal>, StoreError> {
+    let id = random_hex(8);
+    let secret = random_hex(32);
+    let inserted = sqlx::query(
+        "INSERT INTO api_keys (id, account_id, secret_hash, reference, key_type, parallelism, is_trial, expires_at, created_at, email) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+         WHERE $11 = 0 OR (SELECT COUNT(*) FROM api_keys WHERE account_id = $12 AND cancelled_at IS NULL \
+               AND (expires_at IS NULL OR expires_at > $13)) < (SELECT key_cap FROM accounts WHERE id = $14)",
+    )
+    .bind(&id)
+    .bind(new.account_id)
+    .bind(&hash_secret(&secret)[..])
+    .bind(&new.reference)
+    .bind(new.key_type.as_str())
+    .bind(new.parallelism)
+    .bind(super::flag(new.is_trial))
+    .bind(new.expires_at)
+    .bind(now_ms)
+    .bind(&new.email)
+    .bind(super::flag(capped))
+    .bind(new.account_id)
+    .bind(now_ms)
+    .bind(new.account_id)
+    .execute(&mut *conn)
+    .await?;
+    if inserted.rows_affected() == 0 {
+        let cap: i64 = sqlx::query("SELECT key_cap FROM accounts WHERE id = $1")
+            .bind(new.account_id)
+            .fetch_one(&mut *conn)
+            .await?
+            .get("key_cap");
+        return Ok(Err(CreateRefusal::CapReached { cap }));
+    }
+    let key = ApiKey {
+        id: id.clone(),
+        account_id: new.account_id,
+        key_type: new.key_type,
+        reference: new.reference.clone(),
+        parallelism: new.parallelism,
+        expires_at: new.expires_at,
+        cancelled_at: None,
+        is_trial: new.is_trial,
+        email: new.email.clone(),
+        weight: 1.0,
+    };
+    Ok(Ok((key, format!("kerf_{id}_{secret}"))))
 }

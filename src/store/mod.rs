@@ -21,6 +21,7 @@ mod exports;
 mod fairness;
 mod jobs;
 mod keys;
+mod nodes;
 mod outbox;
 mod plans;
 mod results;
@@ -31,6 +32,7 @@ pub use jobs::{
     StopRequest,
 };
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
+pub use nodes::{NodeInfo, NodeSeen};
 pub use outbox::{Delivery, DeliveryRecord, DueDelivery, FailureRecord, JSON, XML};
 pub use plans::{AccountPlan, PeriodUsage, PlanChange, PERIOD_MS};
 pub use results::{ResultRecord, StoredResult};
@@ -54,6 +56,8 @@ pub enum StoreError {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// The PostgreSQL URL (the cluster bus opens its own listening connection with it).
+    postgres_url: Option<String>,
 }
 
 /// Which database the store runs on: decides the few statements the two cannot share.
@@ -183,6 +187,7 @@ impl Store {
         Ok(Store {
             pool,
             backend: Backend::Sqlite,
+            postgres_url: None,
         })
     }
 
@@ -199,6 +204,7 @@ impl Store {
         Ok(Store {
             pool,
             backend: Backend::Postgres,
+            postgres_url: Some(url.to_string()),
         })
     }
 
@@ -221,6 +227,11 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The PostgreSQL URL the store was opened with (None on SQLite).
+    pub fn postgres_url(&self) -> Option<&str> {
+        self.postgres_url.as_deref()
     }
 
     /// True when the database answers (readiness).

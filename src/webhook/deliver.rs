@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
 /// A receiver must answer within this.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(15);
@@ -105,7 +105,7 @@ impl Deliverer {
     /// flight at a time, oldest first, so a receiver sees a job's interim results before its
     /// final one (unless an attempt fails: then the next goes ahead while it waits to retry;
     /// a newer result drops the job's undelivered interim deliveries anyway).
-    pub async fn run(self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
+    pub async fn run(self, wake: crate::cluster::Wake, mut shutdown: watch::Receiver<bool>) {
         let this = Arc::new(self);
         // jobs with a delivery in flight, by the task sending it; only this loop changes it,
         // after the task has ended (and recorded its attempt), so a fetch never sees a row

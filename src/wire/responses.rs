@@ -390,9 +390,51 @@ pub struct Readiness {
     pub ready: bool,
     #[serde(rename = "Store")]
     pub store: String,
-    /// The compute adapter: the GPU's name or "cpu".
+    /// This node's compute adapter: the GPU's name, "cpu", or "none" (a front end).
     #[serde(rename = "Compute")]
     pub compute: String,
+    /// This node's id.
+    #[serde(rename = "Node")]
+    pub node: String,
+    /// This node's role: serve, front or worker.
+    #[serde(rename = "Role")]
+    pub role: String,
+    /// The nodes heard from lately, this one included.
+    #[serde(rename = "Nodes")]
+    pub nodes: Vec<LiveNode>,
+}
+
+/// A node of the cluster as /readyz lists it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct LiveNode {
+    #[serde(rename = "Id")]
+    pub id: String,
+    #[serde(rename = "Role")]
+    pub role: String,
+    #[serde(rename = "Compute")]
+    pub compute: String,
+    #[serde(rename = "Slots")]
+    pub slots: i64,
+    #[serde(rename = "Host")]
+    pub host: String,
+    #[serde(rename = "StartedUtc")]
+    pub started_utc: String,
+    #[serde(rename = "SeenUtc")]
+    pub seen_utc: String,
+}
+
+impl From<&crate::store::NodeSeen> for LiveNode {
+    fn from(n: &crate::store::NodeSeen) -> LiveNode {
+        LiveNode {
+            id: n.node.id.clone(),
+            role: n.node.role.clone(),
+            compute: n.node.compute.clone(),
+            slots: n.node.slots,
+            host: n.node.host.clone(),
+            started_utc: utc(n.node.started_at),
+            seen_utc: utc(n.seen_at),
+        }
+    }
 }
 
 /// A UTC timestamp on the wire (RFC 3339, milliseconds, `Z`).

@@ -239,6 +239,7 @@ pub struct Server {
     child: Option<Child>,
     pub base: String,
     pub dir: PathBuf,
+    /// The store: the SQLite file, or the postgres:// URL.
     pub db: PathBuf,
     /// The Admin key printed at the first start.
     pub first_key: Option<String>,
@@ -256,15 +257,29 @@ impl Server {
     /// and `receiver`'s CA trusted, plus `extra` arguments.
     pub fn start(dir: &Path, receiver: Option<&Receiver>, extra: &[&str]) -> Server {
         let db = dir.join("kerf.db");
-        let mut args: Vec<String> = vec![
-            "serve".into(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
+        Server::start_node(dir, &db.to_string_lossy(), &["serve"], receiver, extra)
+    }
+
+    /// Starts a node: `role` is `["serve"]`, `["serve", "--no-workers"]` or `["worker"]`, on
+    /// `database` (a path or a postgres:// URL); an HTTP node on a random port. Webhooks to
+    /// loopback are allowed and `receiver`'s CA trusted; then `extra` arguments.
+    pub fn start_node(
+        dir: &Path,
+        database: &str,
+        role: &[&str],
+        receiver: Option<&Receiver>,
+        extra: &[&str],
+    ) -> Server {
+        let mut args: Vec<String> = role.iter().map(|s| s.to_string()).collect();
+        if role[0] == "serve" {
+            args.extend(["--listen".into(), "127.0.0.1:0".into()]);
+        }
+        args.extend([
             "--database".into(),
-            db.to_string_lossy().into(),
+            database.to_string(),
             "--webhook-allow-cidr".into(),
             "127.0.0.0/8".into(),
-        ];
+        ]);
         if let Some(r) = receiver {
             args.push("--webhook-ca-file".into());
             args.push(r.ca_file.to_string_lossy().into());
@@ -274,7 +289,7 @@ impl Server {
             child: None,
             base: String::new(),
             dir: dir.to_path_buf(),
-            db,
+            db: PathBuf::from(database),
             first_key: None,
             last_start_printed_key: false,
             args,
@@ -284,7 +299,8 @@ impl Server {
     }
 
     fn spawn(&mut self) {
-        let n = std::fs::read_dir(&self.dir).map(|d| d.count()).unwrap_or(0);
+        static LOGS: AtomicUsize = AtomicUsize::new(0);
+        let n = LOGS.fetch_add(1, Ordering::SeqCst);
         let log = std::fs::File::create(self.dir.join(format!("server-{n}.log"))).unwrap();
         let mut child = Command::new(kerf_bin())
             .args(&self.args)
@@ -309,6 +325,9 @@ impl Server {
                 .unwrap_or_else(|_| panic!("kerf serve did not start; it printed {lines:?}"));
             if let Some(addr) = line.strip_prefix("listening on ") {
                 self.base = addr.trim().to_string();
+                break;
+            }
+            if line.starts_with("worker ") && line.ends_with(" ready") {
                 break;
             }
             if line.starts_with("kerf_") {
@@ -372,7 +391,12 @@ impl Drop for Server {
     }
 }
 
-pub fn create_key(db: &Path, key_type: &str, parallelism: u32, expires: Option<&str>) -> String {
+pub fn create_key(
+    db: impl AsRef<std::ffi::OsStr>,
+    key_type: &str,
+    parallelism: u32,
+    expires: Option<&str>,
+) -> String {
     let mut cmd = Command::new(kerf_bin());
     cmd.args(["keys", "create", "--database"]).arg(db).args([
         "--type",

@@ -179,8 +179,13 @@ impl PgCluster {
         cmd.args(args).output().unwrap()
     }
 
-    /// Runs SQL with psql; its output.
+    /// Runs SQL with psql in the `postgres` database; its output.
     pub fn psql(&self, sql: &str) -> String {
+        self.psql_in("postgres", sql)
+    }
+
+    /// Runs SQL with psql in database `database`; its output (unaligned, `|` between columns).
+    pub fn psql_in(&self, database: &str, sql: &str) -> String {
         let port = self.port.to_string();
         let out = self.run(
             "psql",
@@ -191,6 +196,8 @@ impl PgCluster {
                 &port,
                 "-U",
                 "postgres",
+                "-d",
+                database,
                 "-At",
                 "-c",
                 sql,
