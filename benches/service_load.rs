@@ -12,7 +12,6 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,20 +48,7 @@ async fn run(n: usize, concurrency: usize) {
     let server = Server::start(&dir, Some(&receiver), &[]);
     let key = server.create_key("Usage", n as u32 + 1, None);
     let api = Arc::new(server.client(&key));
-    // a trivial nest: one parametric rectangle; the utilisation target ends it once placed
-    let rect = {
-        use base64::Engine;
-        base64::engine::general_purpose::STANDARD
-            .encode(json!({"Shape": "Rectangle", "Width": 100, "Height": 50}).to_string())
-    };
-    let body = Arc::new(json!({
-        "ResultsWebhookUri": format!("{}/load", receiver.url),
-        "Request": {
-            "Parts": [{"Identifier": "r", "EncodedPartJson": rect, "Quantity": 1}],
-            "Sheets": [{"Identifier": "S", "RectangularXDimension": 1000, "RectangularYDimension": 500}],
-            "NestSettings": {"MaxRunTimeSeconds": 1, "UtilisationStopTarget": 1, "MaximumCPUCount": 1},
-        }
-    }));
+    let body = Arc::new(trivial_nest(&format!("{}/load", receiver.url)));
 
     let gate = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
     let start = Instant::now();

@@ -82,12 +82,8 @@ enum Cmd {
         /// postgres:// URL (the database several nodes share).
         #[arg(long, default_value = "kerf.db")]
         database: String,
-        /// Let webhooks reach this non-public range (repeatable; for tests: 127.0.0.0/8).
-        #[arg(long = "webhook-allow-cidr")]
-        webhook_allow_cidr: Vec<String>,
-        /// Trust this PEM root certificate for webhook receivers, besides the system's.
-        #[arg(long = "webhook-ca-file")]
-        webhook_ca_file: Option<PathBuf>,
+        #[command(flatten)]
+        node: kerf::cli::serve::NodeArgs,
         /// Largest request body, in MiB.
         #[arg(long, default_value_t = 64)]
         body_limit_mib: usize,
@@ -107,15 +103,6 @@ enum Cmd {
         /// cache, in minutes.
         #[arg(long, default_value_t = 60.0)]
         export_cache_minutes: f64,
-        /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
-        #[arg(long)]
-        webhook_retry_delays: Option<String>,
-        /// Jobs run at once (0: one per core); threads per job follow MaximumCPUCount.
-        #[arg(long, default_value_t = 0)]
-        workers: usize,
-        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
-        #[arg(long)]
-        compute: Option<String>,
     },
     /// Claim and run jobs and deliver webhooks from a PostgreSQL store shared with other
     /// nodes (no HTTP).
@@ -123,21 +110,8 @@ enum Cmd {
         /// The store: a postgres:// URL.
         #[arg(long)]
         database: String,
-        /// Let webhooks reach this non-public range (repeatable; for tests: 127.0.0.0/8).
-        #[arg(long = "webhook-allow-cidr")]
-        webhook_allow_cidr: Vec<String>,
-        /// Trust this PEM root certificate for webhook receivers, besides the system's.
-        #[arg(long = "webhook-ca-file")]
-        webhook_ca_file: Option<PathBuf>,
-        /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
-        #[arg(long)]
-        webhook_retry_delays: Option<String>,
-        /// Jobs run at once (0: one per core); threads per job follow MaximumCPUCount.
-        #[arg(long, default_value_t = 0)]
-        workers: usize,
-        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
-        #[arg(long)]
-        compute: Option<String>,
+        #[command(flatten)]
+        node: kerf::cli::serve::NodeArgs,
     },
     /// The live nodes on the store: id, role, compute adapter, slots, host, last heartbeat.
     Nodes {
@@ -456,52 +430,30 @@ fn run(cli: Cli) -> Result<()> {
             no_workers,
             listen,
             database,
-            webhook_allow_cidr,
-            webhook_ca_file,
+            node,
             body_limit_mib,
             max_queued_per_key,
             key_requests_per_minute,
             public_origin,
             export_cache_minutes,
-            webhook_retry_delays,
-            workers,
-            compute,
         } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
             role: if no_workers {
                 kerf::cluster::Role::Front
             } else {
                 kerf::cluster::Role::Serve
             },
-            compute,
+            listen,
+            database,
+            node,
+            body_limit_mib,
             max_queued_per_key,
             key_requests_per_minute,
             public_origin,
             export_cache_minutes,
-            listen,
-            database,
-            webhook_allow_cidr,
-            webhook_ca_file,
-            body_limit_mib,
-            webhook_retry_delays,
-            workers,
         }),
-        Cmd::Worker {
-            database,
-            webhook_allow_cidr,
-            webhook_ca_file,
-            webhook_retry_delays,
-            workers,
-            compute,
-        } => kerf::cli::serve::run(kerf::cli::serve::ServeArgs {
-            role: kerf::cluster::Role::Worker,
-            database,
-            webhook_allow_cidr,
-            webhook_ca_file,
-            webhook_retry_delays,
-            workers,
-            compute,
-            ..kerf::cli::serve::ServeArgs::http_defaults()
-        }),
+        Cmd::Worker { database, node } => {
+            kerf::cli::serve::run(kerf::cli::serve::ServeArgs::worker(database, node))
+        }
         Cmd::Nodes { database } => kerf::cli::nodes::run(&database),
         Cmd::Keys {
             which:

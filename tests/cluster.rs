@@ -135,6 +135,62 @@ async fn two_front_ends_and_three_workers_lose_nothing_to_kills_and_a_database_r
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_on_one_front_end_hears_and_stops_nests_that_workers_run() {
+    let Some(script) = signalr_script("cluster.mjs") else {
+        return;
+    };
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let dir = temp_dir("cluster-hub");
+    let db = pg.create_database("kerf_hub");
+    let front = |_| Server::start_node(&dir, &db, &["serve", "--no-workers"], None, &[]);
+    let fronts: Vec<Server> = (0..2).map(front).collect();
+    let _worker = Server::start_node(
+        &dir,
+        &db,
+        &["worker"],
+        None,
+        &["--workers", "2", "--compute", "cpu"],
+    );
+    let key = create_key(&db, "Usage", 4, None);
+    // submitted through one front end, watched, started and stopped through the other
+    let submit = fronts[1].client(&key);
+    let held = submit.submit("/v1/nesting", &held_request(3, 2.0)).await;
+    // many parts on several sheets: the search runs to its time limit unless stopped
+    let long = submit.submit("/v1/nesting", &held_request(80, 60.0)).await;
+    let lines = run_signalr_script(
+        &script,
+        &[
+            ("KERF_BASE", &fronts[0].base),
+            ("KERF_KEY", &key),
+            ("KERF_HELD", &held),
+            ("KERF_LONG", &long),
+        ],
+    )
+    .await;
+    assert_eq!(transcript_step(&lines, "StartNesting held")["ok"], true);
+    let held_final = lines
+        .iter()
+        .rfind(|l| l["step"] == "event NestingResult" && l["RequestId"] == held.as_str())
+        .unwrap();
+    assert_eq!(held_final["NestingStatus"], 1);
+    assert_eq!(held_final["PartsPlaced"], 3);
+    assert!(
+        transcript_step(&lines, "held done")["progress"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    // the stop crossed to the worker: the long nest ended long before its 60 s
+    assert_eq!(transcript_step(&lines, "StopNesting long")["ok"], true);
+    let done = transcript_step(&lines, "long done");
+    assert!(done["seconds"].as_f64().unwrap() < 40.0, "{done}");
+    let status = fronts[0].client(&key).status(&long).await;
+    assert_eq!(status.body["Status"], "Completed", "{}", status.text);
+}
+
 #[test]
 fn worker_and_front_end_roles_need_a_shared_database() {
     let dir = temp_dir("roles-sqlite");

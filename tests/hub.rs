@@ -15,46 +15,11 @@ use std::process::Command;
 use std::time::Duration;
 use support::*;
 
-/// A held nest (AutomaticallyStartNesting false, no webhook: it streams over the hub) of
-/// `copies` parts, for `seconds`.
-fn held_request(copies: u32, seconds: f64) -> Value {
-    let mut req = dxf_request(
-        &[("part_1.dxf", copies)],
-        (600.0, 400.0),
-        None,
-        seconds,
-        false,
-    );
-    req["AutomaticallyStartNesting"] = json!(false);
-    req
-}
-
-fn transcript_step<'a>(lines: &'a [Value], step: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|l| l["step"] == step)
-        .unwrap_or_else(|| panic!("no step {step:?} in the transcript"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_signalr_client_watches_starts_and_stops_nests() {
-    let required = std::env::var("KERF_REQUIRE_NODE").is_ok_and(|v| v == "1");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/flow.mjs");
-    let modules = script
-        .with_file_name("node_modules")
-        .join("@microsoft/signalr");
-    let node_ok = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !node_ok || !modules.is_dir() {
-        assert!(
-            !required,
-            "KERF_REQUIRE_NODE=1 but node or tests/hub/node_modules is missing (npm ci --prefix tests/hub)"
-        );
-        eprintln!("skipped: no node, or no @microsoft/signalr in tests/hub/node_modules");
+    let Some(script) = signalr_script("flow.mjs") else {
         return;
-    }
+    };
     let dir = temp_dir("hub");
     let server = Server::start(&dir, None, &[]);
     let key = server.first_key.clone().unwrap();
@@ -84,28 +49,19 @@ async fn the_official_signalr_client_watches_starts_and_stops_nests() {
         .submit("/v1/nesting", &held_request(1, 1.0))
         .await;
 
-    let mut node = Command::new("node");
-    node.arg(&script)
-        .env("KERF_BASE", &server.base)
-        .env("KERF_KEY", &key)
-        .env("KERF_HELD", &held)
-        .env("KERF_LONG", &long)
-        .env("KERF_FOREIGN", &foreign)
-        .env("KERF_DROP", &dropped);
     // the script stops itself after 120 s of waiting
-    let out = tokio::task::spawn_blocking(move || node.output())
-        .await
-        .unwrap()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // the transcript, for whoever reads the test's output
-    println!("{stdout}");
-    assert!(out.status.success(), "node failed: {stderr}\n{stdout}");
-    let lines: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let lines = run_signalr_script(
+        &script,
+        &[
+            ("KERF_BASE", &server.base),
+            ("KERF_KEY", &key),
+            ("KERF_HELD", &held),
+            ("KERF_LONG", &long),
+            ("KERF_FOREIGN", &foreign),
+            ("KERF_DROP", &dropped),
+        ],
+    )
+    .await;
 
     assert_eq!(transcript_step(&lines, "connected")["state"], "Connected");
     let sub = transcript_step(&lines, "SubscribeToNest held");

@@ -52,6 +52,7 @@ fn job<'a>(id: &'a str, held: bool) -> NewJob<'a> {
         webhook_uri: Some("https://example.test/hook"),
         held,
         reserved_ms: 0,
+        size: 0,
     }
 }
 
@@ -63,14 +64,14 @@ async fn claim_finish_and_outbox_commit_together(db: String) {
         JobState::Queued
     );
     let c = store
-        .claim(Lane::Nests, "worker-a", 10_000, 2000)
+        .claim(Lane::Nests(NestSizes::ANY), "worker-a", 10_000, 2000)
         .await
         .unwrap()
         .unwrap();
     assert_eq!((c.id.as_str(), c.attempt), ("j1", 1));
     assert!(
         store
-            .claim(Lane::Nests, "worker-b", 10_000, 2000)
+            .claim(Lane::Nests(NestSizes::ANY), "worker-b", 10_000, 2000)
             .await
             .unwrap()
             .is_none(),
@@ -108,7 +109,7 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write(db: String) {
     let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let first = store
-        .claim(Lane::Nests, "a", 1_000, 0)
+        .claim(Lane::Nests(NestSizes::ANY), "a", 1_000, 0)
         .await
         .unwrap()
         .unwrap();
@@ -121,7 +122,7 @@ async fn a_worker_whose_lease_was_taken_over_cannot_write(db: String) {
         (1, 0)
     );
     let second = store
-        .claim(Lane::Nests, "b", 1_000, 5_000)
+        .claim(Lane::Nests(NestSizes::ANY), "b", 1_000, 5_000)
         .await
         .unwrap()
         .unwrap();
@@ -183,7 +184,7 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job(db: S
     let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let c = store
-        .claim(Lane::Nests, "a", 1_000, 0)
+        .claim(Lane::Nests(NestSizes::ANY), "a", 1_000, 0)
         .await
         .unwrap()
         .unwrap();
@@ -209,7 +210,7 @@ async fn heartbeats_keep_the_lease_and_repeated_interruptions_fail_the_job(db: S
         );
         assert_eq!(
             store
-                .claim(Lane::Nests, "a", 1_000, 10_000 * k)
+                .claim(Lane::Nests(NestSizes::ANY), "a", 1_000, 10_000 * k)
                 .await
                 .unwrap()
                 .unwrap()
@@ -243,7 +244,7 @@ async fn concurrent_claims_never_share_a_job(db: String) {
         handles.push(tokio::spawn(async move {
             let mut got = Vec::new();
             while let Some(c) = s
-                .claim(Lane::Nests, &format!("w{w}"), 60_000, 100)
+                .claim(Lane::Nests(NestSizes::ANY), &format!("w{w}"), 60_000, 100)
                 .await
                 .unwrap()
             {
@@ -273,7 +274,7 @@ async fn held_jobs_wait_and_orphans_survive_a_restart(db: String) {
         store.enqueue(&job("run", false), 1).await.unwrap();
         assert_eq!(
             store
-                .claim(Lane::Nests, "a", 60_000, 10)
+                .claim(Lane::Nests(NestSizes::ANY), "a", 60_000, 10)
                 .await
                 .unwrap()
                 .unwrap()
@@ -282,7 +283,7 @@ async fn held_jobs_wait_and_orphans_survive_a_restart(db: String) {
         );
         assert!(
             store
-                .claim(Lane::Nests, "a", 60_000, 10)
+                .claim(Lane::Nests(NestSizes::ANY), "a", 60_000, 10)
                 .await
                 .unwrap()
                 .is_none(),
@@ -305,7 +306,7 @@ async fn held_jobs_wait_and_orphans_survive_a_restart(db: String) {
         1
     );
     let again = store
-        .claim(Lane::Nests, "b", 60_000, 20)
+        .claim(Lane::Nests(NestSizes::ANY), "b", 60_000, 20)
         .await
         .unwrap()
         .unwrap();
@@ -329,7 +330,7 @@ async fn held_jobs_wait_and_orphans_survive_a_restart(db: String) {
     );
     assert_eq!(
         store
-            .claim(Lane::Nests, "b", 60_000, 30)
+            .claim(Lane::Nests(NestSizes::ANY), "b", 60_000, 30)
             .await
             .unwrap()
             .unwrap()
@@ -342,7 +343,7 @@ async fn failed_deliveries_retry_then_give_up(db: String) {
     let store = Store::open(&db).await.unwrap();
     store.enqueue(&job("j1", false), 0).await.unwrap();
     let c = store
-        .claim(Lane::Nests, "a", 60_000, 0)
+        .claim(Lane::Nests(NestSizes::ANY), "a", 60_000, 0)
         .await
         .unwrap()
         .unwrap();
@@ -439,7 +440,7 @@ async fn admission_caps_queued_plus_running_per_key(db: String) {
         Some(Admission::AtLimit { active: 2 })
     );
     let c = store
-        .claim(Lane::Nests, "w", 60_000, 10)
+        .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, 10)
         .await
         .unwrap()
         .unwrap();
@@ -469,7 +470,7 @@ async fn orphans_tried_too_often_fail_with_an_error_delivery(db: String) {
     store.enqueue(&job("p", false), 0).await.unwrap();
     for round in 1..=3 {
         let c = store
-            .claim(Lane::Nests, "w", 60_000, round)
+            .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, round)
             .await
             .unwrap()
             .unwrap();
@@ -556,7 +557,7 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
     store.enqueue(&job("j", false), 0).await.unwrap();
     store.enqueue(&job("k", false), 0).await.unwrap();
     let c = store
-        .claim(Lane::Nests, "w", 60_000, 1)
+        .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, 1)
         .await
         .unwrap()
         .unwrap();
@@ -601,7 +602,7 @@ async fn a_newer_result_supersedes_undelivered_interim_ones_and_a_job_sends_one_
         .await
         .unwrap();
     let c2 = store
-        .claim(Lane::Nests, "w", 60_000, 6)
+        .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, 6)
         .await
         .unwrap()
         .unwrap();
@@ -637,7 +638,7 @@ async fn handing_a_job_back_at_shutdown_is_not_an_interruption(db: String) {
     store.enqueue(&job("j", false), 0).await.unwrap();
     for t in 1..=5 {
         let c = store
-            .claim(Lane::Nests, "w", 1_000, t)
+            .claim(Lane::Nests(NestSizes::ANY), "w", 1_000, t)
             .await
             .unwrap()
             .unwrap();
@@ -645,7 +646,7 @@ async fn handing_a_job_back_at_shutdown_is_not_an_interruption(db: String) {
         assert!(!store.hand_back("j", c.attempt).await.unwrap(), "once");
     }
     store
-        .claim(Lane::Nests, "w", 1_000, 10)
+        .claim(Lane::Nests(NestSizes::ANY), "w", 1_000, 10)
         .await
         .unwrap()
         .unwrap();
@@ -773,6 +774,7 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism(db: String) 
         webhook_uri: Some("https://example.test/hook"),
         held: false,
         reserved_ms: 0,
+        size: 0,
     };
     store.enqueue(&new("n1", "nest2d"), 1).await.unwrap();
     store.enqueue(&new("n2", "nest2d"), 2).await.unwrap();
@@ -783,7 +785,7 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism(db: String) 
     // the nests' lane runs the key's Parallelism (1) and never an export
     assert_eq!(
         store
-            .claim(Lane::Nests, "w", 60_000, 10)
+            .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, 10)
             .await
             .unwrap()
             .unwrap()
@@ -791,7 +793,7 @@ async fn exports_run_in_their_own_lane_outside_the_keys_parallelism(db: String) 
         "n1"
     );
     assert!(store
-        .claim(Lane::Nests, "w", 60_000, 10)
+        .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, 10)
         .await
         .unwrap()
         .is_none());
@@ -846,6 +848,7 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest(db: String
                 webhook_uri: Some("https://example.test/hook"),
                 held: false,
                 reserved_ms: 0,
+                size: 0,
             };
             store.enqueue(&job, at).await.unwrap();
         }
@@ -854,7 +857,7 @@ async fn a_key_with_a_long_queue_does_not_hold_back_another_keys_nest(db: String
         let store = &store;
         async move {
             store
-                .claim(Lane::Nests, "w", 60_000, now)
+                .claim(Lane::Nests(NestSizes::ANY), "w", 60_000, now)
                 .await
                 .unwrap()
                 .unwrap()
@@ -913,6 +916,7 @@ async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_hea
         webhook_uri: None,
         held: false,
         reserved_ms: 0,
+        size: 0,
     };
     store.enqueue(&job, 0).await.unwrap();
     assert_eq!(
@@ -920,7 +924,7 @@ async fn a_stop_is_recorded_for_a_running_job_of_the_account_and_read_by_its_hea
         StopRequest::NotRunning(JobState::Queued)
     );
     let c = store
-        .claim(Lane::Nests, "w", 1_000, 2)
+        .claim(Lane::Nests(NestSizes::ANY), "w", 1_000, 2)
         .await
         .unwrap()
         .unwrap();
@@ -977,6 +981,7 @@ async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires(
         webhook_uri: None,
         held: false,
         reserved_ms: 0,
+        size: 0,
     };
     store.enqueue(&nest, 0).await.unwrap();
     let export = |id: &'static str| NewJob {
@@ -987,6 +992,7 @@ async fn the_export_cache_holds_one_export_per_result_and_type_until_it_expires(
         webhook_uri: None,
         held: false,
         reserved_ms: 0,
+        size: 0,
     };
     assert_eq!(
         store
@@ -1090,7 +1096,45 @@ async fn racing_callers_cannot_pass_a_guard_twice(db: String) {
     assert_eq!(created, 9, "the cap holds");
 }
 
+async fn a_claim_asks_for_large_or_small_nests(db: String) {
+    let store = Store::open(&db).await.unwrap();
+    for (id, size, at) in [
+        ("small1", 10, 1000),
+        ("large", 500, 1001),
+        ("small2", 5, 1002),
+    ] {
+        let nest = NewJob {
+            size,
+            ..job(id, false)
+        };
+        store.enqueue(&nest, at).await.unwrap();
+    }
+    let claim = |sizes| {
+        let store = store.clone();
+        async move {
+            store
+                .claim(Lane::Nests(sizes), "w", 60_000, 2000)
+                .await
+                .unwrap()
+                .map(|c| (c.id, c.size))
+        }
+    };
+    // the large one first for a node that asks for large ones, though it is not the oldest
+    assert_eq!(
+        claim(NestSizes::at_least(200)).await,
+        Some(("large".to_string(), 500))
+    );
+    assert_eq!(claim(NestSizes::at_least(200)).await, None);
+    assert!(NestSizes::below(200).holds(10) && !NestSizes::below(200).holds(200));
+    assert_eq!(
+        claim(NestSizes::below(200)).await,
+        Some(("small1".to_string(), 10))
+    );
+    assert_eq!(claim(NestSizes::ANY).await, Some(("small2".to_string(), 5)));
+}
+
 stores::on_both_stores!(
+    a_claim_asks_for_large_or_small_nests,
     racing_callers_cannot_pass_a_guard_twice,
     claim_finish_and_outbox_commit_together,
     a_worker_whose_lease_was_taken_over_cannot_write,

@@ -333,6 +333,16 @@ impl GpuEvaluator {
         )
     }
 
+    /// Destroys the device, as a driver reset or a GPU falling off the bus would: the
+    /// device-lost path, for drills and the tests of what a node does without its GPU. Every
+    /// evaluation after it is the CPU's.
+    pub fn lose_device(&self) {
+        self.device.destroy();
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        // the lost callback may run later or not at all on some drivers: the state is the same
+        self.fail("the device was destroyed (lose_device)");
+    }
+
     fn fail(&self, why: &str) {
         self.failure
             .lock()
@@ -815,6 +825,10 @@ fn desc_backends() -> wgpu::Backends {
 }
 
 impl Evaluator for GpuEvaluator {
+    fn adapter_failure(&self) -> Option<String> {
+        self.failure()
+    }
+
     fn name(&self) -> String {
         match self.failure() {
             None => format!("gpu: {}", self.adapter.name),

@@ -41,6 +41,13 @@ pub trait Evaluator: Send + Sync {
     /// Backend and adapter, for logs and runtime reports ("cpu", "gpu: NAME").
     fn name(&self) -> String;
 
+    /// Why the accelerator this backend drives stopped working (device lost, a failed
+    /// dispatch), once it has: its answers then come from the CPU. None for a backend that
+    /// drives none, or while it works.
+    fn adapter_failure(&self) -> Option<String> {
+        None
+    }
+
     /// The first position in (x, then y) order within `bounds` where `part` covers no set cell of
     /// `occ`; cells outside the grid count as set.
     fn first_fit(&self, occ: &Occupancy, part: &PartRaster, bounds: Bounds) -> Option<(i32, i32)>;

@@ -60,6 +60,7 @@ pub async fn submit_legacy(
         submission.webhook.as_ref(),
         submission.start_now,
         submission.converted.problem.settings.max_run_time_s,
+        submission.converted.problem.copies_asked(),
     )
     .await
     .map_err(shape)?;

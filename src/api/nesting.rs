@@ -73,7 +73,9 @@ fn refusal(state: &AppState, key: &crate::store::ApiKey, admission: Admission) -
 /// key is under its limit of queued and running nests and its plan admits a nest that may run
 /// `max_run_time_s` (one transaction), else the 429 that says which limit; a webhook whose
 /// host is an address the guard refuses is a 400. Returns the RequestId. `start_now` false
-/// holds the job for a delayed start.
+/// holds the job for a delayed start; `size` (part copies or pieces asked for) lets nodes
+/// prefer large or small nests.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn queue_job(
     state: &AppState,
     key: &crate::store::ApiKey,
@@ -82,6 +84,7 @@ pub(super) async fn queue_job(
     webhook: Option<&url::Url>,
     start_now: bool,
     max_run_time_s: f64,
+    size: u64,
 ) -> Result<String, ApiError> {
     if let Some(url) = webhook {
         state
@@ -99,6 +102,7 @@ pub(super) async fn queue_job(
         webhook_uri: webhook.as_deref(),
         held: !start_now,
         reserved_ms: (max_run_time_s * 1000.0).ceil() as i64,
+        size: i64::try_from(size).unwrap_or(i64::MAX),
     };
     let admission = state
         .store
@@ -202,6 +206,7 @@ async fn submit(
         submission.webhook.as_ref(),
         submission.start_now,
         submission.converted.problem.settings.max_run_time_s,
+        submission.converted.problem.copies_asked(),
     )
     .await
     .map_err(shape)?;

@@ -44,6 +44,7 @@ pub async fn submit_1d(
         Some(&submission.webhook),
         true,
         submission.problem.max_time_s,
+        submission.problem.pieces_asked(),
     )
     .await
     .map_err(shape)?;

@@ -48,6 +48,7 @@ async fn submit(
         quote.submission.webhook.as_ref(),
         quote.submission.start_now,
         quote.max_run_time_s(),
+        quote.submission.converted.problem.copies_asked(),
     )
     .await
     .map_err(shape)?;
@@ -178,6 +179,7 @@ pub async fn export_quote(
                 webhook_uri: Some(hook.as_str()),
                 held: false,
                 reserved_ms: 0,
+                size: 0,
             },
             &result_id,
             wq::QUOTE_EXPORT,

@@ -13,11 +13,15 @@ pub mod serve;
 pub fn choose_compute(
     flag: Option<&str>,
 ) -> anyhow::Result<std::sync::Arc<dyn kerf_kernels::Evaluator>> {
-    let choice = match flag {
-        Some(f) => f.parse().map_err(|e| anyhow::anyhow!("--compute: {e}"))?,
-        None => kerf_kernels::Compute::from_env().map_err(anyhow::Error::msg)?,
-    };
-    kerf_kernels::choose(choice).map_err(anyhow::Error::msg)
+    kerf_kernels::choose(compute_choice(flag)?).map_err(anyhow::Error::msg)
+}
+
+/// What `--compute` (or, without it, KERF_COMPUTE) asks for.
+pub fn compute_choice(flag: Option<&str>) -> anyhow::Result<kerf_kernels::Compute> {
+    match flag {
+        Some(f) => f.parse().map_err(|e| anyhow::anyhow!("--compute: {e}")),
+        None => kerf_kernels::Compute::from_env().map_err(anyhow::Error::msg),
+    }
 }
 
 /// Runs a store command's async body to its end (the store CLIs run no server).

@@ -7,7 +7,7 @@
 
 use crate::api::{self, AppState};
 use crate::cluster::{self, Role};
-use crate::jobs::{self, RuntimeConfig, Wakeups};
+use crate::jobs::{self, LargeNests, RuntimeConfig, Wakeups};
 use crate::store::{now_ms, Backend, NodeInfo, Store};
 use crate::webhook::schedule::RetrySchedule;
 use crate::webhook::{AddressGuard, Deliverer};
@@ -22,8 +22,8 @@ pub struct ServeArgs {
     pub role: Role,
     pub listen: String,
     pub database: String,
-    pub webhook_allow_cidr: Vec<String>,
-    pub webhook_ca_file: Option<PathBuf>,
+    /// What every node that accepts or runs jobs shares.
+    pub node: NodeArgs,
     pub body_limit_mib: usize,
     /// Jobs a key may have waiting beyond its Parallelism.
     pub max_queued_per_key: i64,
@@ -33,32 +33,71 @@ pub struct ServeArgs {
     pub public_origin: Vec<String>,
     /// How long an export made through the hub stays in the export cache.
     pub export_cache_minutes: f64,
-    /// Webhook retry delays in seconds, comma-separated (None: the design's schedule).
+}
+
+/// The options of `kerf serve` and `kerf worker` alike: webhooks, and how this node runs jobs.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct NodeArgs {
+    /// Let webhooks reach this non-public range (repeatable; for tests: 127.0.0.0/8).
+    #[arg(long = "webhook-allow-cidr")]
+    pub webhook_allow_cidr: Vec<String>,
+    /// Trust this PEM root certificate for webhook receivers, besides the system's.
+    #[arg(long = "webhook-ca-file")]
+    pub webhook_ca_file: Option<PathBuf>,
+    /// Webhook retry delays in seconds, comma-separated (default 5,30,120,600,1800,3600,10800,21600,43200).
+    #[arg(long)]
     pub webhook_retry_delays: Option<String>,
-    /// Jobs held at once (0: one per core).
+    /// Jobs run at once (0: one per core); threads per job follow MaximumCPUCount.
+    #[arg(long, default_value_t = 0)]
     pub workers: usize,
-    /// The evaluation backend (None: KERF_COMPUTE, else auto).
+    /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto. With gpu the
+    /// node needs a GPU adapter to start and claims nests only while it works.
+    #[arg(long)]
     pub compute: Option<String>,
+    /// The share of this node's job slots to fill with large nests first, 0 to 1 (GPU
+    /// workers: 1; CPU workers beside them: 0). Unset: nests are taken by fair share alone.
+    #[arg(long)]
+    pub large_nest_share: Option<f64>,
+    /// Part copies (or 1D pieces) from which a nest counts as large, for --large-nest-share.
+    #[arg(long, default_value_t = 200)]
+    pub large_nest_parts: i64,
+}
+
+impl NodeArgs {
+    /// The operator's routing of large nests, checked.
+    fn large_nests(&self) -> Result<Option<LargeNests>> {
+        let Some(share) = self.large_nest_share else {
+            return Ok(None);
+        };
+        if !(0.0..=1.0).contains(&share) {
+            anyhow::bail!("--large-nest-share {share}: must be between 0 and 1");
+        }
+        if self.large_nest_parts < 1 {
+            anyhow::bail!(
+                "--large-nest-parts {}: must be 1 or more",
+                self.large_nest_parts
+            );
+        }
+        Ok(Some(LargeNests {
+            parts: self.large_nest_parts,
+            share,
+        }))
+    }
 }
 
 impl ServeArgs {
-    /// The HTTP settings' defaults (as `kerf serve` has them), for a node that answers no
-    /// HTTP: `kerf worker` fills in the rest.
-    pub fn http_defaults() -> ServeArgs {
+    /// A node that answers no HTTP (`kerf worker`): the HTTP settings at their defaults.
+    pub fn worker(database: String, node: NodeArgs) -> ServeArgs {
         ServeArgs {
             role: Role::Worker,
             listen: String::new(),
-            database: String::new(),
-            webhook_allow_cidr: Vec::new(),
-            webhook_ca_file: None,
+            database,
+            node,
             body_limit_mib: 64,
             max_queued_per_key: 100,
-            key_requests_per_minute: 0,
+            key_requests_per_minute: 3000,
             public_origin: Vec::new(),
             export_cache_minutes: 60.0,
-            webhook_retry_delays: None,
-            workers: 0,
-            compute: None,
         }
     }
 }
@@ -102,7 +141,12 @@ async fn serve(a: ServeArgs) -> Result<()> {
             println!("{token}");
         }
     }
-    let allow: Vec<&str> = a.webhook_allow_cidr.iter().map(String::as_str).collect();
+    let allow: Vec<&str> = a
+        .node
+        .webhook_allow_cidr
+        .iter()
+        .map(String::as_str)
+        .collect();
     let guard =
         AddressGuard::new(&allow).map_err(|e| anyhow::anyhow!("--webhook-allow-cidr: {e}"))?;
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -136,28 +180,34 @@ async fn serve(a: ServeArgs) -> Result<()> {
         started_at: now_ms(),
     };
     let mut background = Vec::new();
+    // the backend a node that runs jobs evaluates on: its heartbeat tells of a failed GPU
+    let mut evaluator = None;
     if a.role.runs_jobs() {
-        let ca = match &a.webhook_ca_file {
+        let ca = match &a.node.webhook_ca_file {
             Some(p) => Some(
                 std::fs::read(p).with_context(|| format!("--webhook-ca-file {}", p.display()))?,
             ),
             None => None,
         };
-        let retries = match &a.webhook_retry_delays {
+        let retries = match &a.node.webhook_retry_delays {
             Some(s) => RetrySchedule::parse(s)
                 .map_err(|e| anyhow::anyhow!("--webhook-retry-delays: {e}"))?,
             None => RetrySchedule::default(),
         };
         let deliverer = Deliverer::new(store.clone(), guard.clone(), ca.as_deref(), retries)
             .map_err(anyhow::Error::msg)?;
-        let eval = crate::cli::choose_compute(a.compute.as_deref())?;
+        let choice = crate::cli::compute_choice(a.node.compute.as_deref())?;
+        let eval = kerf_kernels::choose(choice).map_err(anyhow::Error::msg)?;
         tracing::info!(compute = %eval.name(), "evaluation backend");
         println!("compute: {}", eval.name());
         let mut config = RuntimeConfig::for_this_machine(eval.clone());
         config.owner = node_id.clone();
-        if a.workers > 0 {
-            config.workers = a.workers;
+        config.gpu_required = choice == kerf_kernels::Compute::Gpu;
+        config.large_nests = a.node.large_nests()?;
+        if a.node.workers > 0 {
+            config.workers = a.node.workers;
         }
+        evaluator = Some(eval.clone());
         node.compute = eval.name();
         node.slots = config.workers as i64;
         if a.role == Role::Serve && store.backend() == Backend::Sqlite {
@@ -181,6 +231,7 @@ async fn serve(a: ServeArgs) -> Result<()> {
     background.push(tokio::spawn(cluster::node::heartbeat(
         store.clone(),
         node.clone(),
+        evaluator,
         stop_rx.clone(),
     )));
     background.extend(bus);

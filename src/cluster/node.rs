@@ -1,6 +1,8 @@
 //! A node's announcement and heartbeat in the store's `nodes` table.
 
 use crate::store::{now_ms, NodeInfo, Store};
+use kerf_kernels::Evaluator;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -53,11 +55,23 @@ pub fn host_name() -> String {
 
 /// Announces `node` and heartbeats until `shutdown`; then removes its row (a node that dies
 /// instead simply stops being seen).
-pub async fn heartbeat(store: Store, node: NodeInfo, shutdown: watch::Receiver<bool>) {
+///
+/// A node that runs jobs passes its evaluation backend: each heartbeat advertises the
+/// backend's name as it is then, so a GPU that failed shows in `kerf nodes` and /readyz
+/// ("cpu (gpu: NAME failed: ...)").
+pub async fn heartbeat(
+    store: Store,
+    mut node: NodeInfo,
+    eval: Option<Arc<dyn Evaluator>>,
+    shutdown: watch::Receiver<bool>,
+) {
     let mut tick = tokio::time::interval(HEARTBEAT);
     loop {
         tokio::select! {
             _ = tick.tick() => {
+                if let Some(eval) = &eval {
+                    node.compute = eval.name();
+                }
                 if let Err(e) = store.announce_node(&node, now_ms()).await {
                     tracing::warn!(error = %e, "the node heartbeat failed");
                 }

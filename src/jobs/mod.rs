@@ -18,8 +18,9 @@ pub use run2d::kind_for;
 pub use run_export::KIND_EXPORT;
 
 use crate::cluster::{Link, Topic, Wake};
-use crate::store::{now_ms, Claimed, Lane, Lost, Store};
+use crate::store::{now_ms, Claimed, Lane, Lost, NestSizes, Store};
 use crate::wire::GeometryKind;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
@@ -83,9 +84,53 @@ pub struct RuntimeConfig {
     pub cores: usize,
     /// Names this process's leases.
     pub owner: String,
+    /// A GPU node (`--compute gpu`): it claims nests only while its adapter works. (A node on
+    /// `auto` that loses its GPU goes on, on the CPU.)
+    pub gpu_required: bool,
+    /// This node's share of large nests, if the operator gave it one.
+    pub large_nests: Option<LargeNests>,
+}
+
+/// An operator's routing of large nests (issue 19: the largest to GPU workers first): a nest
+/// of `parts` part copies (or 1D pieces) or more is large, and the node aims to hold `share`
+/// of its slots with large ones: while fewer run here it asks for a large nest first, else
+/// for a small one first. Either way it takes the other kind when none of the kind it asked
+/// for is queued, so no nest waits for a kind of node that is busy or absent. Share 1 on GPU
+/// workers and 0 on CPU workers sends large nests to the GPUs while they have room.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LargeNests {
+    pub parts: i64,
+    /// In [0, 1].
+    pub share: f64,
+}
+
+impl LargeNests {
+    /// The nest sizes to ask for, in order, with `large_running` large nests on this node's
+    /// `slots`.
+    pub fn preference(self, large_running: usize, slots: usize) -> [NestSizes; 2] {
+        let large_slots = (self.share * slots as f64).ceil() as usize;
+        if large_running < large_slots {
+            [NestSizes::at_least(self.parts), NestSizes::ANY]
+        } else {
+            [NestSizes::below(self.parts), NestSizes::ANY]
+        }
+    }
+
+    pub fn is_large(self, size: i64) -> bool {
+        size >= self.parts
+    }
 }
 
 impl RuntimeConfig {
+    /// Why this GPU node may not claim nests: its adapter failed. None on any other node.
+    pub fn adapter_lost(&self) -> Option<String> {
+        if self.gpu_required {
+            self.eval.adapter_failure()
+        } else {
+            None
+        }
+    }
+
     /// Sized to the machine: one job per core at most, all cores as thread permits.
     pub fn for_this_machine(eval: Arc<dyn kerf_kernels::Evaluator>) -> RuntimeConfig {
         let cores = std::thread::available_parallelism()
@@ -96,6 +141,8 @@ impl RuntimeConfig {
             workers: cores,
             cores,
             owner: format!("kerf-{}-{}", std::process::id(), uuid::Uuid::new_v4()),
+            gpu_required: false,
+            large_nests: None,
         }
     }
 }
@@ -119,7 +166,7 @@ pub async fn run(
 ) {
     let rescuer = tokio::spawn(rescue_loop(store.clone(), wake.clone(), shutdown.clone()));
     let nests = Lanes {
-        lane: Lane::Nests,
+        lane: Lane::Nests(NestSizes::ANY),
         slots: config.workers.max(1),
         threads: config.cores.max(1),
         queued: wake.jobs.clone(),
@@ -158,6 +205,9 @@ async fn claim_loop(
     let slots = Arc::new(Semaphore::new(lanes.slots));
     let threads = Arc::new(Semaphore::new(lanes.threads));
     let mut running = JoinSet::new();
+    // large nests running here (with a LargeNests share)
+    let large_running = Arc::new(AtomicUsize::new(0));
+    let mut told_adapter_lost = false;
     loop {
         if *shutdown.borrow() {
             break;
@@ -168,19 +218,41 @@ async fn claim_loop(
             s = slots.clone().acquire_owned() => s.expect("slots semaphore is never closed"),
             _ = shutdown.changed() => continue,
         };
-        let claimed = match store
-            .claim(lanes.lane, &config.owner, LEASE_MS, now_ms())
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(error = %e, lane = ?lanes.lane, "claiming a job failed");
-                None
-            }
+        let asks = match lanes.lane {
+            Lane::Exports => vec![Lane::Exports],
+            Lane::Nests(_) => match (config.adapter_lost(), config.large_nests) {
+                (Some(why), _) => {
+                    if !told_adapter_lost {
+                        tracing::error!(reason = %why, "the GPU adapter failed: this GPU node claims no more nests");
+                        told_adapter_lost = true;
+                    }
+                    Vec::new()
+                }
+                (None, None) => vec![lanes.lane],
+                (None, Some(large)) => large
+                    .preference(large_running.load(Ordering::SeqCst), lanes.slots)
+                    .map(Lane::Nests)
+                    .to_vec(),
+            },
         };
+        let mut claimed = None;
+        for lane in asks {
+            match store.claim(lane, &config.owner, LEASE_MS, now_ms()).await {
+                Ok(None) => continue,
+                Ok(c) => claimed = c,
+                Err(e) => tracing::error!(error = %e, ?lane, "claiming a job failed"),
+            }
+            break;
+        }
         match claimed {
             Some(job) => {
-                tracing::info!(job = %job.id, attempt = job.attempt, kind = %job.kind, "claimed");
+                tracing::info!(job = %job.id, attempt = job.attempt, kind = %job.kind, size = job.size, "claimed");
+                let large = matches!(lanes.lane, Lane::Nests(_))
+                    && config.large_nests.is_some_and(|l| l.is_large(job.size));
+                if large {
+                    large_running.fetch_add(1, Ordering::SeqCst);
+                }
+                let large_running = large_running.clone();
                 let ctx = JobContext {
                     eval: config.eval.clone(),
                     store: store.clone(),
@@ -191,6 +263,9 @@ async fn claim_loop(
                 };
                 running.spawn(async move {
                     run_job(ctx, job).await;
+                    if large {
+                        large_running.fetch_sub(1, Ordering::SeqCst);
+                    }
                     drop(slot);
                 });
             }
@@ -320,4 +395,24 @@ pub fn kind_with(prefix: &str, geometry: GeometryKind) -> String {
 /// The default geometry a job kind was submitted with (DXF for kinds that name none).
 fn geometry_of(prefix: &str, kind: &str) -> GeometryKind {
     GeometryKind::from_name(kind.strip_prefix(prefix).unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_asks_for_large_nests_until_its_share_of_slots_holds_them() {
+        let large = |share| LargeNests { parts: 200, share };
+        let (big, small) = (NestSizes::at_least(200), NestSizes::below(200));
+        // a GPU worker (share 1) asks for large nests first whatever it runs
+        assert_eq!(large(1.0).preference(3, 4), [big, NestSizes::ANY]);
+        // a CPU worker (share 0) asks for small ones first, and takes a large one when no small
+        // one is queued
+        assert_eq!(large(0.0).preference(0, 4), [small, NestSizes::ANY]);
+        // half of 4 slots: large first while fewer than 2 run here
+        assert_eq!(large(0.5).preference(1, 4)[0], big);
+        assert_eq!(large(0.5).preference(2, 4)[0], small);
+        assert!(large(0.5).is_large(200) && !large(0.5).is_large(199));
+    }
 }

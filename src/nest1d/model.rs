@@ -44,6 +44,11 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// How many pieces are asked for: the size of the plan.
+    pub fn pieces_asked(&self) -> u64 {
+        self.pieces.iter().map(|p| u64::from(p.quantity)).sum()
+    }
+
     /// The length of a bar that `pattern` uses: its pieces, a kerf between two pieces (none
     /// after the last) and both trims. The rest of the bar is waste.
     pub fn used_length(&self, pattern: &Pattern) -> f64 {

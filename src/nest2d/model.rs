@@ -226,6 +226,11 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// How many part copies are asked for (fillers aside): the size of the nest.
+    pub fn copies_asked(&self) -> u64 {
+        self.parts.iter().map(|p| u64::from(p.quantity)).sum()
+    }
+
     /// The area of every part copy asked for (fillers aside), holes subtracted.
     pub fn demanded_area(&self) -> f64 {
         self.parts

@@ -16,18 +16,20 @@
 //! and counts the key's running nests again before it writes, so two nodes cannot both start a
 //! key's last free slot.
 
-use super::jobs::{Claimed, Lane, FAIR_SHARE_WINDOW_MS};
+use super::jobs::{Claimed, Lane, NestSizes, FAIR_SHARE_WINDOW_MS};
 use super::{Backend, Store, StoreError};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-/// The nest to claim next: `$cols` of it, with the time now in `$now` and the start of the
-/// fair-share window in `$since` (placeholders, so each statement numbers them its own way).
+/// The nest to claim next: `$cols` of it, with the time now in `$now`, the start of the
+/// fair-share window in `$since` and the sizes it may have in `$min` and `$max` (placeholders,
+/// so each statement numbers them its own way).
 macro_rules! next_nest {
-    ($cols:literal, $now:literal, $since:literal) => {
+    ($cols:literal, $now:literal, $since:literal, $min:literal, $max:literal) => {
         concat!(
             "SELECT ", $cols, " FROM jobs j LEFT JOIN api_keys k ON k.id = j.api_key_id \
-             WHERE j.state = 'Queued' AND j.kind <> 'export' AND (k.id IS NULL OR k.parallelism > \
+             WHERE j.state = 'Queued' AND j.kind <> 'export' AND j.size >= ", $min, " AND j.size < ", $max, " \
+             AND (k.id IS NULL OR k.parallelism > \
                  (SELECT COUNT(*) FROM jobs r WHERE r.api_key_id = j.api_key_id \
                   AND r.state = 'Running' AND r.kind <> 'export')) \
              ORDER BY \
@@ -54,7 +56,7 @@ macro_rules! claim_set {
 
 macro_rules! claimed_columns {
     () => {
-        " RETURNING id, attempt, kind, request, webhook_uri"
+        " RETURNING id, attempt, kind, request, webhook_uri, size"
     };
 }
 
@@ -69,6 +71,7 @@ fn claimed_of(r: AnyRow) -> Claimed {
         kind: r.get("kind"),
         request: r.get("request"),
         webhook_uri: r.get("webhook_uri"),
+        size: r.get("size"),
     }
 }
 
@@ -83,11 +86,11 @@ impl Store {
         now_ms: i64,
     ) -> Result<Option<Claimed>, StoreError> {
         match (self.backend, lane) {
-            (Backend::Sqlite, Lane::Nests) => {
+            (Backend::Sqlite, Lane::Nests(sizes)) => {
                 let row = sqlx::query(concat!(
                     claim_set!(),
                     "WHERE id = (",
-                    next_nest!("j.id", "$3", "$4"),
+                    next_nest!("j.id", "$3", "$4", "$5", "$6"),
                     ") AND state = 'Queued'",
                     claimed_columns!()
                 ))
@@ -95,6 +98,8 @@ impl Store {
                 .bind(now_ms + lease_ms)
                 .bind(now_ms)
                 .bind(now_ms - FAIR_SHARE_WINDOW_MS)
+                .bind(sizes.min())
+                .bind(sizes.max())
                 .fetch_optional(&self.pool)
                 .await?;
                 Ok(row.map(claimed_of))
@@ -127,9 +132,12 @@ impl Store {
                 .await?;
                 Ok(row.map(claimed_of))
             }
-            (Backend::Postgres, Lane::Nests) => {
+            (Backend::Postgres, Lane::Nests(sizes)) => {
                 for _ in 0..PICK_RETRIES {
-                    match self.claim_nest_postgres(owner, lease_ms, now_ms).await? {
+                    match self
+                        .claim_nest_postgres(sizes, owner, lease_ms, now_ms)
+                        .await?
+                    {
                         Pick::Claimed(c) => return Ok(Some(c)),
                         Pick::None => return Ok(None),
                         Pick::KeyFilled => continue,
@@ -144,17 +152,20 @@ impl Store {
     /// hold), lock its key, and check the key's Parallelism again under that lock.
     async fn claim_nest_postgres(
         &self,
+        sizes: NestSizes,
         owner: &str,
         lease_ms: i64,
         now_ms: i64,
     ) -> Result<Pick, StoreError> {
         let mut tx = self.pool.begin().await?;
         let picked = sqlx::query(concat!(
-            next_nest!("j.id, j.api_key_id", "$1", "$2"),
+            next_nest!("j.id, j.api_key_id", "$1", "$2", "$3", "$4"),
             " FOR UPDATE OF j SKIP LOCKED"
         ))
         .bind(now_ms)
         .bind(now_ms - FAIR_SHARE_WINDOW_MS)
+        .bind(sizes.min())
+        .bind(sizes.max())
         .fetch_optional(&mut *tx)
         .await?;
         let Some(picked) = picked else {

@@ -51,6 +51,9 @@ pub struct NewJob<'a> {
     /// The nesting time it may use (its MaxRunTimeSeconds, in ms; 0 for exports): what it
     /// holds of its account's plan while queued or running (DESIGN 4, ReservedMinutes).
     pub reserved_ms: i64,
+    /// How large a nest it is: the part copies asked for (a 1D plan's pieces; 0 for exports).
+    /// Nodes may prefer large or small nests by it (`NestSizes`).
+    pub size: i64,
 }
 
 /// Whether a key may start another nest.
@@ -73,6 +76,8 @@ pub struct Claimed {
     pub kind: String,
     pub request: String,
     pub webhook_uri: Option<String>,
+    /// Its `NewJob::size`.
+    pub size: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -163,11 +168,56 @@ fn job_summary(r: &sqlx::any::AnyRow) -> JobSummary {
     }
 }
 
-/// Which jobs a claimer takes: nests (2D and 1D, under each key's Parallelism) or exports.
+/// Which jobs a claimer takes: nests (2D and 1D, under each key's Parallelism) of the sizes
+/// given, or exports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lane {
-    Nests,
+    Nests(NestSizes),
     Exports,
+}
+
+/// The nests a claim may take by size (`NewJob::size`): `min <= size < max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NestSizes {
+    min: i64,
+    max: i64,
+}
+
+impl NestSizes {
+    /// Every nest.
+    pub const ANY: NestSizes = NestSizes {
+        min: 0,
+        max: i64::MAX,
+    };
+
+    /// Nests of `copies` part copies (or pieces) or more.
+    pub fn at_least(copies: i64) -> NestSizes {
+        NestSizes {
+            min: copies,
+            max: i64::MAX,
+        }
+    }
+
+    /// Nests of fewer than `copies`.
+    pub fn below(copies: i64) -> NestSizes {
+        NestSizes {
+            min: 0,
+            max: copies,
+        }
+    }
+
+    pub(super) fn min(self) -> i64 {
+        self.min
+    }
+
+    pub(super) fn max(self) -> i64 {
+        self.max
+    }
+
+    /// Whether a nest of `size` is among these.
+    pub fn holds(self, size: i64) -> bool {
+        (self.min..self.max).contains(&size)
+    }
 }
 
 /// Which running jobs `take_back` considers abandoned.
@@ -422,7 +472,7 @@ impl Store {
             return Ok(false);
         }
         if let Some(result) = result {
-            super::results::insert(&mut tx, id, result, now_ms).await?;
+            super::results::insert(&mut tx, id, attempt, result, now_ms).await?;
         }
         if let Outcome::Cached {
             payload,
@@ -497,7 +547,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
-        super::results::insert(&mut tx, id, result, now_ms).await?;
+        super::results::insert(&mut tx, id, attempt, result, now_ms).await?;
         super::outbox::insert(&mut tx, id, deliveries, interim, now_ms).await?;
         tx.commit().await?;
         Ok(true)
@@ -648,7 +698,7 @@ pub(super) async fn insert_job<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
     overage: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at, reserved_ms, overage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+    sqlx::query("INSERT INTO jobs (id, api_key_id, kind, state, request, webhook_uri, created_at, reserved_ms, overage, size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
         .bind(job.id)
         .bind(job.api_key_id)
         .bind(job.kind)
@@ -658,6 +708,7 @@ pub(super) async fn insert_job<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
         .bind(now_ms)
         .bind(job.reserved_ms.max(0))
         .bind(super::flag(overage))
+        .bind(job.size.max(0))
         .execute(ex)
         .await?;
     Ok(())

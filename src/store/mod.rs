@@ -28,8 +28,8 @@ mod results;
 
 pub use export_cache::{CacheQueue, CachedExport};
 pub use jobs::{
-    Admission, Claimed, Heartbeat, JobState, JobStatus, JobSummary, Lane, Lost, NewJob, Outcome,
-    StopRequest,
+    Admission, Claimed, Heartbeat, JobState, JobStatus, JobSummary, Lane, Lost, NestSizes, NewJob,
+    Outcome, StopRequest,
 };
 pub use keys::{ApiKey, CreateRefusal, KeyChange, KeyRefusal, KeyType, NewKey};
 pub use nodes::{NodeInfo, NodeSeen};
@@ -80,26 +80,35 @@ impl Backend {
 /// SQLite's one writer): its key is arbitrary, fixed, and used for nothing else.
 const WRITE_LOCK: i64 = 0x6b65_7266_0001;
 
-fn postgres_migrator() -> Migrator {
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        Cow::Borrowed("schema"),
+/// One embedded migration.
+fn migration(version: i64, name: &'static str, sql: &'static str) -> Migration {
+    Migration::new(
+        version,
+        Cow::Borrowed(name),
         MigrationType::Simple,
-        SqlStr::from_static(include_str!("../../migrations/postgres/0001_schema.sql")),
+        SqlStr::from_static(sql),
         false,
-    )])
+    )
+}
+
+fn postgres_migrator() -> Migrator {
+    let m = migration;
+    Migrator::with_migrations(vec![
+        m(
+            1,
+            "schema",
+            include_str!("../../migrations/postgres/0001_schema.sql"),
+        ),
+        m(
+            2,
+            "job size, result attempt",
+            include_str!("../../migrations/postgres/0002_job_size_result_attempt.sql"),
+        ),
+    ])
 }
 
 fn sqlite_migrator() -> Migrator {
-    let m = |version, name, sql| {
-        Migration::new(
-            version,
-            Cow::Borrowed(name),
-            MigrationType::Simple,
-            SqlStr::from_static(sql),
-            false,
-        )
-    };
+    let m = migration;
     Migrator::with_migrations(vec![
         m(
             1,
@@ -155,6 +164,11 @@ fn sqlite_migrator() -> Migrator {
             11,
             "nodes",
             include_str!("../../migrations/sqlite/0011_nodes.sql"),
+        ),
+        m(
+            12,
+            "job size, result attempt",
+            include_str!("../../migrations/sqlite/0012_job_size_result_attempt.sql"),
         ),
     ])
 }

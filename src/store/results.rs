@@ -24,19 +24,23 @@ pub struct StoredResult {
     pub layout: String,
 }
 
+/// Stores result `r` of `job_id`, written by `attempt` (which the caller's transaction has
+/// just checked still holds the job).
 pub(super) async fn insert(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     job_id: &str,
+    attempt: i64,
     r: &ResultRecord<'_>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO results (id, job_id, status, report, layout, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
+    sqlx::query("INSERT INTO results (id, job_id, status, report, layout, created_at, attempt) VALUES ($1, $2, $3, $4, $5, $6, $7)")
         .bind(r.id)
         .bind(job_id)
         .bind(r.status)
         .bind(r.report)
         .bind(r.layout)
         .bind(now_ms)
+        .bind(attempt)
         .execute(&mut **tx)
         .await?;
     Ok(())

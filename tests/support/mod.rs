@@ -340,6 +340,11 @@ impl Server {
         self.child = Some(child);
     }
 
+    /// The running process's id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// SIGKILL: no shutdown of any kind.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -517,4 +522,94 @@ pub fn dxf_request(
         v["ResultsWebhookUri"] = w.into();
     }
     v
+}
+
+/// A trivial nest (POST /v1/nesting/parametric): one parametric rectangle on a large sheet,
+/// ended by the utilisation target once placed. Service benchmarks measure the service with
+/// it, not the engine.
+pub fn trivial_nest(webhook: &str) -> serde_json::Value {
+    use base64::Engine;
+    let rect = base64::engine::general_purpose::STANDARD
+        .encode(serde_json::json!({"Shape": "Rectangle", "Width": 100, "Height": 50}).to_string());
+    serde_json::json!({
+        "ResultsWebhookUri": webhook,
+        "Request": {
+            "Parts": [{"Identifier": "r", "EncodedPartJson": rect, "Quantity": 1}],
+            "Sheets": [{"Identifier": "S", "RectangularXDimension": 1000, "RectangularYDimension": 500}],
+            "NestSettings": {"MaxRunTimeSeconds": 1, "UtilisationStopTarget": 1, "MaximumCPUCount": 1},
+        }
+    })
+}
+
+/// The node script `tests/hub/NAME` that drives the hub with the official SignalR client, if
+/// node and `npm ci --prefix tests/hub` are there; None (the test says it skipped) when not,
+/// unless KERF_REQUIRE_NODE=1 (as in CI), which fails it.
+pub fn signalr_script(name: &str) -> Option<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hub")
+        .join(name);
+    let modules = script
+        .with_file_name("node_modules")
+        .join("@microsoft/signalr");
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if node_ok && modules.is_dir() {
+        return Some(script);
+    }
+    assert!(
+        std::env::var("KERF_REQUIRE_NODE").as_deref() != Ok("1"),
+        "KERF_REQUIRE_NODE=1 but node or tests/hub/node_modules is missing (npm ci --prefix tests/hub)"
+    );
+    eprintln!("skipped: no node, or no @microsoft/signalr in tests/hub/node_modules");
+    None
+}
+
+/// Runs a hub script under node with `env`; the transcript it printed, one JSON value per
+/// line (it must exit 0).
+pub async fn run_signalr_script(script: &Path, env: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let mut node = Command::new("node");
+    node.arg(script);
+    for (k, v) in env {
+        node.env(k, v);
+    }
+    let out = tokio::task::spawn_blocking(move || node.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // the transcript, for whoever reads the test's output
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "node failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The first line of a hub transcript at `step`.
+pub fn transcript_step<'a>(lines: &'a [serde_json::Value], step: &str) -> &'a serde_json::Value {
+    lines
+        .iter()
+        .find(|l| l["step"] == step)
+        .unwrap_or_else(|| panic!("no step {step:?} in the transcript"))
+}
+
+/// A held nest (AutomaticallyStartNesting false, no webhook: it streams over the hub) of
+/// `copies` copies of part_1.dxf, for `seconds`.
+pub fn held_request(copies: u32, seconds: f64) -> serde_json::Value {
+    let mut req = dxf_request(
+        &[("part_1.dxf", copies)],
+        (600.0, 400.0),
+        None,
+        seconds,
+        false,
+    );
+    req["AutomaticallyStartNesting"] = serde_json::json!(false);
+    req
 }

@@ -186,6 +186,14 @@ impl PgCluster {
 
     /// Runs SQL with psql in database `database`; its output (unaligned, `|` between columns).
     pub fn psql_in(&self, database: &str, sql: &str) -> String {
+        match self.try_psql_in(database, sql) {
+            Ok(out) => out,
+            Err(why) => panic!("psql: {why}"),
+        }
+    }
+
+    /// `psql_in`, or psql's error (the server may be restarting).
+    pub fn try_psql_in(&self, database: &str, sql: &str) -> Result<String, String> {
         let port = self.port.to_string();
         let out = self.run(
             "psql",
@@ -203,12 +211,10 @@ impl PgCluster {
                 sql,
             ],
         );
-        assert!(
-            out.status.success(),
-            "psql: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8(out.stdout).unwrap())
     }
 
     /// `pg_dump` of database `name`: everything it holds, as SQL text.
