@@ -60,6 +60,20 @@ macro_rules! claimed_columns {
     };
 }
 
+/// The claim of the oldest queued export, the pick ending with `$lock`.
+macro_rules! claim_export {
+    ($lock:literal) => {
+        concat!(
+            claim_set!(),
+            "WHERE id = (SELECT j.id FROM jobs j WHERE j.state = 'Queued' AND j.kind = 'export' \
+             ORDER BY j.created_at, j.id LIMIT 1",
+            $lock,
+            ") AND state = 'Queued'",
+            claimed_columns!()
+        )
+    };
+}
+
 /// How many times a PostgreSQL claimer picks again when the key of the nest it picked filled
 /// its Parallelism meanwhile (another node claimed beside it). Each retry picks afresh.
 const PICK_RETRIES: usize = 8;
@@ -104,32 +118,18 @@ impl Store {
                 .await?;
                 Ok(row.map(claimed_of))
             }
-            (Backend::Sqlite, Lane::Exports) => {
-                let row = sqlx::query(concat!(
-                    claim_set!(),
-                    "WHERE id = (SELECT j.id FROM jobs j WHERE j.state = 'Queued' AND j.kind = 'export' \
-                     ORDER BY j.created_at, j.id LIMIT 1) AND state = 'Queued'",
-                    claimed_columns!()
-                ))
-                .bind(owner)
-                .bind(now_ms + lease_ms)
-                .bind(now_ms)
-                .fetch_optional(&self.pool)
-                .await?;
-                Ok(row.map(claimed_of))
-            }
-            (Backend::Postgres, Lane::Exports) => {
-                let row = sqlx::query(concat!(
-                    claim_set!(),
-                    "WHERE id = (SELECT j.id FROM jobs j WHERE j.state = 'Queued' AND j.kind = 'export' \
-                     ORDER BY j.created_at, j.id LIMIT 1 FOR UPDATE SKIP LOCKED) AND state = 'Queued'",
-                    claimed_columns!()
-                ))
-                .bind(owner)
-                .bind(now_ms + lease_ms)
-                .bind(now_ms)
-                .fetch_optional(&self.pool)
-                .await?;
+            (backend, Lane::Exports) => {
+                // the oldest export; PostgreSQL's claimers pass over a row another one holds
+                let sql = match backend {
+                    Backend::Sqlite => claim_export!(""),
+                    Backend::Postgres => claim_export!(" FOR UPDATE SKIP LOCKED"),
+                };
+                let row = sqlx::query(sql)
+                    .bind(owner)
+                    .bind(now_ms + lease_ms)
+                    .bind(now_ms)
+                    .fetch_optional(&self.pool)
+                    .await?;
                 Ok(row.map(claimed_of))
             }
             (Backend::Postgres, Lane::Nests(sizes)) => {

@@ -3,29 +3,12 @@
 // LISTEN/NOTIFY), and its stop reaches the worker that runs the nest the same way.
 // tests/cluster.rs runs it and reads the transcript: one JSON object per line.
 import * as signalR from "@microsoft/signalr";
+import { attempt, say, until } from "./common.mjs";
 
 const base = process.env.KERF_BASE;
 const key = process.env.KERF_KEY;
 const held = process.env.KERF_HELD;   // a short held nest: start it, watch it end
 const long = process.env.KERF_LONG;   // a long held nest: start it, stop it early
-const deadline = Date.now() + 120_000;
-
-const say = (step, data) => console.log(JSON.stringify({ step, ...data }));
-
-async function until(what, pred) {
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function attempt(step, call) {
-  try {
-    say(step, { ok: true, result: await call() });
-  } catch (e) {
-    say(step, { ok: false, error: String(e.message || e) });
-  }
-}
 
 const hub = new signalR.HubConnectionBuilder()
   .withUrl(`${base}/hubs/nesting`, {

@@ -2,6 +2,7 @@
 // customer's program would. tests/hub.rs runs it with the server's address, keys and job ids
 // in the environment and reads the transcript it prints: one JSON object per line.
 import * as signalR from "@microsoft/signalr";
+import { attempt, say, until } from "./common.mjs";
 
 const base = process.env.KERF_BASE;
 const key = process.env.KERF_KEY;
@@ -9,9 +10,6 @@ const held = process.env.KERF_HELD;          // a short held nest: start it, wat
 const long = process.env.KERF_LONG;          // a long held nest: start it, stop it early
 const foreign = process.env.KERF_FOREIGN;    // another account's job
 const dropped = process.env.KERF_DROP;       // a held nest watched by a connection that drops
-const deadline = Date.now() + 120_000;
-
-const say = (step, data) => console.log(JSON.stringify({ step, ...data }));
 
 function connect(token) {
   return new signalR.HubConnectionBuilder()
@@ -21,23 +19,6 @@ function connect(token) {
     })
     .configureLogging(signalR.LogLevel.None)
     .build();
-}
-
-// waits until pred() holds (events arrive on their own)
-async function until(what, pred) {
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function attempt(step, call) {
-  try {
-    const result = await call();
-    say(step, { ok: true, result });
-  } catch (e) {
-    say(step, { ok: false, error: String(e.message || e) });
-  }
 }
 
 const hub = connect(key);
