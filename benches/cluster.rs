@@ -28,6 +28,7 @@ mod support;
 #[path = "../tests/support/postgres.rs"]
 mod postgres;
 
+use kerf::bench::quantile;
 use postgres::PgCluster;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -36,13 +37,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 use support::*;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let which: Vec<String> = std::env::args()
@@ -113,6 +107,33 @@ async fn submit_somewhere(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     None
+}
+
+/// Submits every body in `bodies` to `path`, `in_flight` at a time, each through the first
+/// front end that answers (`submit_somewhere`, for up to `patience`), counting each in `done`
+/// as it ends: the RequestIds in order, None for a submission never answered.
+async fn submit_all(
+    bases: &RwLock<Vec<String>>,
+    key: &str,
+    path: &str,
+    bodies: Vec<Value>,
+    in_flight: usize,
+    patience: Duration,
+    done: &AtomicUsize,
+) -> Vec<Option<String>> {
+    let http = reqwest::Client::new();
+    let gate = tokio::sync::Semaphore::new(in_flight);
+    let submissions = bodies.iter().enumerate().map(|(i, body)| {
+        let (http, gate) = (&http, &gate);
+        async move {
+            let _permit = gate.acquire().await.unwrap();
+            let id =
+                submit_somewhere(http, bases, i, key, path, body, Instant::now() + patience).await;
+            done.fetch_add(1, Ordering::SeqCst);
+            id
+        }
+    });
+    futures_util::future::join_all(submissions).await
 }
 
 /// Rows of `sql` in database `kerf`, each split at `|`.
@@ -259,40 +280,29 @@ async fn chaos() {
 
     // the submissions: 8 at a time, each through a front end that answers
     let started = Instant::now();
-    let http = reqwest::Client::new();
-    let gate = Arc::new(tokio::sync::Semaphore::new(8));
-    let mut tasks = Vec::new();
-    for i in 0..nests {
-        let body = dxf_request(
-            &[("part_3.dxf", 2 + (i % 3) as u32)],
-            (600.0, 400.0),
-            Some(&format!("{}/chaos/{i}", receiver.url)),
-            0.5,
-            false,
-        );
-        let (http, bases, key, gate, submitted) = (
-            http.clone(),
-            bases.clone(),
-            key.clone(),
-            gate.clone(),
-            submitted.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let _permit = gate.acquire_owned().await.unwrap();
-            let give_up = Instant::now() + Duration::from_secs(120);
-            let id = submit_somewhere(&http, &bases, i, &key, "/v1/nesting", &body, give_up).await;
-            submitted.fetch_add(1, Ordering::SeqCst);
-            id
-        }));
-    }
-    let mut ids = Vec::new();
-    let mut unanswered = 0;
-    for t in tasks {
-        match t.await.unwrap() {
-            Some(id) => ids.push(id),
-            None => unanswered += 1,
-        }
-    }
+    let bodies = (0..nests)
+        .map(|i| {
+            dxf_request(
+                &[("part_3.dxf", 2 + (i % 3) as u32)],
+                (600.0, 400.0),
+                Some(&format!("{}/chaos/{i}", receiver.url)),
+                0.5,
+                false,
+            )
+        })
+        .collect();
+    let answers = submit_all(
+        &bases,
+        &key,
+        "/v1/nesting",
+        bodies,
+        8,
+        Duration::from_secs(120),
+        &submitted,
+    )
+    .await;
+    let unanswered = answers.iter().filter(|a| a.is_none()).count();
+    let ids: Vec<String> = answers.into_iter().flatten().collect();
     let submit_s = started.elapsed().as_secs_f64();
 
     // the kills go on while any job is unfinished and until the frozen worker has woken and
@@ -480,39 +490,22 @@ async fn nests_per_second(
     n: usize,
     tag: &str,
 ) -> f64 {
-    let http = reqwest::Client::new();
-    let bases = Arc::new(RwLock::new(bases.to_vec()));
-    let body = Arc::new(trivial_nest(&format!("{}/tp/{tag}", receiver.url)));
-    let gate = Arc::new(tokio::sync::Semaphore::new(16));
+    let bases = RwLock::new(bases.to_vec());
+    let body = trivial_nest(&format!("{}/tp/{tag}", receiver.url));
     let started = Instant::now();
-    let mut tasks = Vec::new();
-    for i in 0..n {
-        let (http, bases, body, gate, key) = (
-            http.clone(),
-            bases.clone(),
-            body.clone(),
-            gate.clone(),
-            key.to_string(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let _permit = gate.acquire_owned().await.unwrap();
-            let give_up = Instant::now() + Duration::from_secs(60);
-            submit_somewhere(
-                &http,
-                &bases,
-                i,
-                &key,
-                "/v1/nesting/parametric",
-                &body,
-                give_up,
-            )
-            .await
-        }));
-    }
-    let mut ids = HashSet::new();
-    for t in tasks {
-        ids.extend(t.await.unwrap());
-    }
+    let ids: HashSet<String> = submit_all(
+        &bases,
+        key,
+        "/v1/nesting/parametric",
+        vec![body; n],
+        16,
+        Duration::from_secs(60),
+        &AtomicUsize::new(0),
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect();
     let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         let finals: HashSet<String> = receiver
@@ -568,7 +561,7 @@ async fn post_latency(
         failed += usize::from(!ok);
     }
     ms.sort_by(f64::total_cmp);
-    (percentile(&ms, 0.5), percentile(&ms, 0.99), failed)
+    (quantile(&ms, 0.5), quantile(&ms, 0.99), failed)
 }
 
 async fn throughput() {
@@ -640,11 +633,4 @@ async fn throughput() {
         println!("{store:<26} {workers:>8} {nps:>10.1} {p50:>12.1} {p99:>12.1} {failed:>8}");
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }

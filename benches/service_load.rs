@@ -12,25 +12,11 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use kerf::bench::quantile;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::*;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
-}
 
 fn main() {
     let n = env_usize("KERF_LOAD_N", 200);
@@ -122,12 +108,12 @@ async fn run(n: usize, concurrency: usize) {
     println!(
         "{:<40} {:>12.1}",
         "POST /v1/nesting p50 ms",
-        percentile(&post_ms, 0.5)
+        quantile(&post_ms, 0.5)
     );
     println!(
         "{:<40} {:>12.1}",
         "POST /v1/nesting p99 ms",
-        percentile(&post_ms, 0.99)
+        quantile(&post_ms, 0.99)
     );
     println!(
         "{:<40} {:>12}",
@@ -137,12 +123,12 @@ async fn run(n: usize, concurrency: usize) {
     println!(
         "{:<40} {:>12.1}",
         "submission -> final webhook p50 ms",
-        percentile(&to_webhook_ms, 0.5)
+        quantile(&to_webhook_ms, 0.5)
     );
     println!(
         "{:<40} {:>12.1}",
         "submission -> final webhook p99 ms",
-        percentile(&to_webhook_ms, 0.99)
+        quantile(&to_webhook_ms, 0.99)
     );
     println!(
         "{:<40} {:>12.1}",
@@ -152,7 +138,7 @@ async fn run(n: usize, concurrency: usize) {
     println!(
         "{:<40} {:>12.1}",
         "idle server: submission -> webhook p50 ms",
-        percentile(&idle_ms, 0.5)
+        quantile(&idle_ms, 0.5)
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -63,6 +63,11 @@ async fn two_front_ends_and_three_workers_lose_nothing_to_kills_and_a_database_r
         .map(|n| n["Role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["front", "front", "worker", "worker", "worker"]);
+    // each advertises what it evaluates on: nothing on a front end
+    for n in ready.body["Nodes"].as_array().unwrap() {
+        let want = if n["Role"] == "front" { "none" } else { "cpu" };
+        assert_eq!(n["Compute"], want, "{n}");
+    }
     assert_eq!(ready.body["Role"], "front");
     assert_eq!(ready.body["Compute"], "none");
     let listed = Command::new(kerf_bin())

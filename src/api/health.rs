@@ -35,11 +35,12 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<wire::Re
         Json(wire::Readiness {
             ready: ok,
             store: if ok { "ok" } else { "unreachable" }.into(),
-            compute: if state.node.compute.is_empty() {
-                "none".into()
-            } else {
-                state.node.compute.clone()
-            },
+            // as this node last advertised it (a GPU that failed since start shows), else as
+            // it started
+            compute: nodes
+                .iter()
+                .find(|n| n.node.id == state.node.id)
+                .map_or_else(|| state.node.compute.clone(), |n| n.node.compute.clone()),
             node: state.node.id.clone(),
             role: state.node.role.clone(),
             nodes: nodes.iter().map(wire::LiveNode::from).collect(),

@@ -18,11 +18,7 @@ pub fn run(database: &str) -> Result<()> {
                 "{:<48} {:<7} {:<28} {:>5} {:<20} {:<24} {:<24}",
                 n.node.id,
                 n.node.role,
-                if n.node.compute.is_empty() {
-                    "none"
-                } else {
-                    &n.node.compute
-                },
+                n.node.compute,
                 n.node.slots,
                 n.node.host,
                 utc(n.node.started_at),

@@ -173,7 +173,8 @@ async fn serve(a: ServeArgs) -> Result<()> {
     let mut node = NodeInfo {
         id: node_id.clone(),
         role: a.role.name().into(),
-        compute: String::new(),
+        // a node that runs no jobs evaluates nothing; a worker's backend is filled in below
+        compute: "none".into(),
         slots: 0,
         host: cluster::node::host_name(),
         pid: i64::from(std::process::id()),

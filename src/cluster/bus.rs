@@ -109,9 +109,7 @@ async fn listen(url: String, node_id: String, wake: Wakeups, shutdown: watch::Re
             tokio::time::sleep(Duration::from_secs(1)).await;
             continue;
         }
-        for topic in [Topic::Jobs, Topic::Exports, Topic::Deliveries] {
-            wake_here(&wake, topic);
-        }
+        wake_everything_here(&wake);
         loop {
             let heard = tokio::select! {
                 n = listener.try_recv() => n,
@@ -129,9 +127,7 @@ async fn listen(url: String, node_id: String, wake: Wakeups, shutdown: watch::Re
                     // the connection was lost; try_recv reconnects at the next call, but
                     // messages sent meanwhile are gone: look at the queue and outbox again
                     tracing::warn!("the cluster bus lost its connection; reconnecting");
-                    for topic in [Topic::Jobs, Topic::Exports, Topic::Deliveries] {
-                        wake_here(&wake, topic);
-                    }
+                    wake_everything_here(&wake);
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "the cluster bus failed; reconnecting");
@@ -140,6 +136,14 @@ async fn listen(url: String, node_id: String, wake: Wakeups, shutdown: watch::Re
             }
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// After a gap in listening: whatever was announced meanwhile is in the store, so every idle
+/// claimer and deliverer here looks again.
+fn wake_everything_here(wake: &Wakeups) {
+    for topic in [Topic::Jobs, Topic::Exports, Topic::Deliveries] {
+        wake_here(wake, topic);
     }
 }
 

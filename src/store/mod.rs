@@ -248,11 +248,6 @@ impl Store {
         self.postgres_url.as_deref()
     }
 
-    /// True when the database answers (readiness).
-    pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
-    }
-
     /// Begins a read-then-write transaction, serialised against every other one: SQLite's
     /// `BEGIN IMMEDIATE` takes the one write lock at once; on PostgreSQL a transaction-scoped
     /// advisory lock does the same, so the checks a transaction makes (a key's running jobs, a

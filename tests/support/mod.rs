@@ -613,3 +613,11 @@ pub fn held_request(copies: u32, seconds: f64) -> serde_json::Value {
     req["AutomaticallyStartNesting"] = serde_json::json!(false);
     req
 }
+
+/// A benchmark's setting from the environment, else `default`.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -104,18 +104,7 @@ impl PgCluster {
             "initdb: {}",
             String::from_utf8_lossy(&init.stderr)
         );
-        let options = format!("-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off");
-        let log = format!("{data}/server.log");
-        let started = cluster.run(
-            "pg_ctl",
-            &["-D", &data, "-l", &log, "-o", &options, "-w", "start"],
-        );
-        assert!(
-            started.status.success(),
-            "pg_ctl start: {} {}",
-            String::from_utf8_lossy(&started.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
+        cluster.restart();
         *cluster.watchdog.lock().unwrap() = Some(cluster.spawn_watchdog());
         Some(cluster)
     }
@@ -147,7 +136,8 @@ impl PgCluster {
         format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
     }
 
-    /// Starts the cluster again after `stop` (same directory, same port).
+    /// Starts the server (at first, and again after `stop`: same directory, same port) and
+    /// waits until it accepts connections.
     pub fn restart(&self) {
         let data = self.data.display().to_string();
         let options = format!(
@@ -161,8 +151,9 @@ impl PgCluster {
         );
         assert!(
             started.status.success(),
-            "pg_ctl start: {}",
-            String::from_utf8_lossy(&started.stderr)
+            "pg_ctl start: {} {}",
+            String::from_utf8_lossy(&started.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
     }
 
