@@ -183,6 +183,22 @@ fn worker_args() -> [&'static str; 4] {
 
 const FRONT_ARGS: [&str; 2] = ["--max-queued-per-key", "100000"];
 
+/// A front end (`kerf serve --no-workers`) on `db`, delivering to `receiver`.
+fn front_node(dir: &Path, db: &str, receiver: &Receiver) -> Server {
+    Server::start_node(
+        dir,
+        db,
+        &["serve", "--no-workers"],
+        Some(receiver),
+        &FRONT_ARGS,
+    )
+}
+
+/// A worker node (`kerf worker`, two CPU job slots) on `db`, delivering to `receiver`.
+fn worker_node(dir: &Path, db: &str, receiver: &Receiver) -> Server {
+    Server::start_node(dir, db, &["worker"], Some(receiver), &worker_args())
+}
+
 async fn chaos() {
     let nests = env_usize("KERF_CHAOS_NESTS", 500);
     let kill_every = Duration::from_secs_f64(env_usize("KERF_CHAOS_KILL_EVERY_S", 3) as f64);
@@ -194,16 +210,8 @@ async fn chaos() {
     let pg = Arc::new(pg);
     let db = pg.create_database("kerf");
     let receiver = Receiver::start(&dir).await;
-    let front = || {
-        Server::start_node(
-            &dir,
-            &db,
-            &["serve", "--no-workers"],
-            Some(&receiver),
-            &FRONT_ARGS,
-        )
-    };
-    let worker = || Server::start_node(&dir, &db, &["worker"], Some(&receiver), &worker_args());
+    let front = || front_node(&dir, &db, &receiver);
+    let worker = || worker_node(&dir, &db, &receiver);
     let mut nodes: Vec<Server> = vec![front(), front(), worker(), worker(), worker()];
     let bases = Arc::new(RwLock::new(vec![
         nodes[0].base.clone(),
@@ -594,22 +602,8 @@ async fn throughput() {
     // PostgreSQL: two front ends and 1, 2, 3 workers, each on a fresh database
     for workers in 1..=3 {
         let db = pg.create_database(&format!("kerf_w{workers}"));
-        let mut nodes: Vec<Server> = (0..2)
-            .map(|_| {
-                Server::start_node(
-                    &dir,
-                    &db,
-                    &["serve", "--no-workers"],
-                    Some(&receiver),
-                    &FRONT_ARGS,
-                )
-            })
-            .collect();
-        nodes.extend(
-            (0..workers).map(|_| {
-                Server::start_node(&dir, &db, &["worker"], Some(&receiver), &worker_args())
-            }),
-        );
+        let mut nodes: Vec<Server> = (0..2).map(|_| front_node(&dir, &db, &receiver)).collect();
+        nodes.extend((0..workers).map(|_| worker_node(&dir, &db, &receiver)));
         let key = create_key(&db, "Usage", 1000, None);
         let bases = [nodes[0].base.clone(), nodes[1].base.clone()];
         let tag = format!("pg{workers}");
