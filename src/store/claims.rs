@@ -114,7 +114,7 @@ impl Store {
                 .bind(now_ms - FAIR_SHARE_WINDOW_MS)
                 .bind(sizes.min())
                 .bind(sizes.max())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.writer)
                 .await?;
                 Ok(row.map(claimed_of))
             }
@@ -128,7 +128,7 @@ impl Store {
                     .bind(owner)
                     .bind(now_ms + lease_ms)
                     .bind(now_ms)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(&self.writer)
                     .await?;
                 Ok(row.map(claimed_of))
             }
@@ -157,7 +157,7 @@ impl Store {
         lease_ms: i64,
         now_ms: i64,
     ) -> Result<Pick, StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.writer.begin().await?;
         let picked = sqlx::query(concat!(
             next_nest!("j.id, j.api_key_id", "$1", "$2", "$3", "$4"),
             " FOR UPDATE OF j SKIP LOCKED"

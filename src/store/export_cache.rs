@@ -156,12 +156,12 @@ impl Store {
             "UPDATE export_cache SET payload = NULL WHERE expires_at <= $1 AND payload IS NOT NULL",
         )
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?
         .rows_affected();
         sqlx::query("DELETE FROM export_cache WHERE expires_at <= $1")
             .bind(now_ms - EXPIRED_ROWS_KEPT_MS)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(dropped)
     }

@@ -251,7 +251,7 @@ pub const FAIR_SHARE_WINDOW_MS: i64 = 3600 * 1000;
 impl Store {
     /// Enqueues a job without admission (exports: they do not draw on the plan).
     pub async fn enqueue(&self, job: &NewJob<'_>, now_ms: i64) -> Result<(), StoreError> {
-        insert_job(&self.pool, job, false, now_ms).await
+        insert_job(&self.writer, job, false, now_ms).await
     }
 
     /// Enqueues a job if its key has fewer than `limit` jobs queued or running (its
@@ -382,7 +382,7 @@ impl Store {
         .bind(now_ms + lease_ms)
         .bind(id)
         .bind(attempt)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         Ok(match row {
             None => Heartbeat::Lost,
@@ -412,7 +412,7 @@ impl Store {
         .bind(now_ms)
         .bind(id)
         .bind(account_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         if let Some(row) = done {
             return Ok(StopRequest::Requested(row.get("stop_requested_at")));
@@ -432,7 +432,7 @@ impl Store {
         )
         .bind(id)
         .bind(attempt)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(r.rows_affected() == 1)
     }
@@ -564,7 +564,7 @@ impl Store {
         .bind(id)
         .bind(attempt)
         .bind(mark)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(r.rows_affected() == 1)
     }

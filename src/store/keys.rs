@@ -175,7 +175,7 @@ impl Store {
             sqlx::query("INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id")
                 .bind(name)
                 .bind(now_ms)
-                .fetch_one(&self.pool)
+                .fetch_one(&self.writer)
                 .await?
                 .get("id"),
         )
@@ -352,7 +352,7 @@ impl Store {
             KeyType::Admin => {
                 sqlx::query("UPDATE api_keys SET key_type = 'Admin' WHERE id = $1")
                     .bind(id)
-                    .execute(&self.pool)
+                    .execute(&self.writer)
                     .await?
             }
             KeyType::Usage => {
@@ -415,7 +415,7 @@ impl Store {
         .bind(&hash_secret(&secret)[..])
         .bind(id)
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok((r.rows_affected() == 1).then(|| format!("kerf_{id}_{secret}")))
     }
@@ -425,7 +425,7 @@ impl Store {
         sqlx::query("UPDATE api_keys SET weight = $1 WHERE id = $2")
             .bind(weight)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -464,7 +464,7 @@ impl Store {
         )
         .bind(id)
         .bind(origin)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -474,7 +474,7 @@ impl Store {
         let r = sqlx::query("DELETE FROM key_origins WHERE key_id = $1 AND origin = $2")
             .bind(id)
             .bind(origin)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(r.rows_affected() == 1)
     }

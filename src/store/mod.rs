@@ -54,7 +54,13 @@ pub enum StoreError {
 
 #[derive(Clone)]
 pub struct Store {
+    /// Reads (and, on PostgreSQL, everything).
     pool: AnyPool,
+    /// Every write goes through this pool. On SQLite it holds one connection, so writers queue
+    /// in the pool's fair wait list instead of sleeping in SQLite's busy handler for the file's
+    /// one write lock (its back-off put hundreds of milliseconds on POSTs under load); on
+    /// PostgreSQL it is the same pool as `pool`.
+    writer: AnyPool,
     backend: Backend,
     /// The PostgreSQL URL (the cluster bus opens its own listening connection with it).
     postgres_url: Option<String>,
@@ -184,22 +190,31 @@ impl Store {
             .replace('?', "%3F")
             .replace('#', "%23");
         let url = format!("sqlite://{escaped}?mode=rwc");
-        let pool = AnyPoolOptions::new()
-            .max_connections(4)
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    // WAL lets readers run beside the writer; the long busy timeout makes a
-                    // writer wait for another instead of failing; sqlx turns foreign keys on
-                    conn.execute("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 30000;")
-                        .await?;
-                    Ok(())
+        let connect = |connections: u32| {
+            AnyPoolOptions::new()
+                .max_connections(connections)
+                // a write waits its turn in the queue; a minute without one means something
+                // holds the writer far too long, and the caller's error says so
+                .acquire_timeout(Duration::from_secs(60))
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        // WAL lets readers run beside the writer; the busy timeout covers other
+                        // processes on the same file (kerf tools, a second server by mistake);
+                        // sqlx turns foreign keys on
+                        conn.execute("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 30000;")
+                            .await?;
+                        Ok(())
+                    })
                 })
-            })
-            .connect(&url)
-            .await?;
-        sqlite_migrator().run(&pool).await?;
+                .connect(&url)
+        };
+        // the writer first: it creates the file and migrates it before any reader opens it
+        let writer = connect(1).await?;
+        sqlite_migrator().run(&writer).await?;
+        let pool = connect(4).await?;
         Ok(Store {
             pool,
+            writer,
             backend: Backend::Sqlite,
             postgres_url: None,
         })
@@ -216,6 +231,7 @@ impl Store {
             .await?;
         postgres_migrator().run(&pool).await?;
         Ok(Store {
+            writer: pool.clone(),
             pool,
             backend: Backend::Postgres,
             postgres_url: Some(url.to_string()),
@@ -254,9 +270,9 @@ impl Store {
     /// plan's minutes) still hold when it writes.
     async fn begin_write(&self) -> Result<Transaction<'static, Any>, StoreError> {
         match self.backend {
-            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Sqlite => Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?),
             Backend::Postgres => {
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.writer.begin().await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1)")
                     .bind(WRITE_LOCK)
                     .execute(&mut *tx)

@@ -60,7 +60,7 @@ impl Store {
         .bind(node.pid)
         .bind(node.started_at)
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -70,7 +70,7 @@ impl Store {
         sqlx::query("DELETE FROM nodes WHERE id = $1 OR seen_at < $2")
             .bind(id)
             .bind(stale_ms)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

@@ -131,7 +131,7 @@ impl Store {
             .bind(now_ms)
             .bind(status)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -154,7 +154,7 @@ impl Store {
         .bind(next_attempt_at)
         .bind(super::flag(next_attempt_at.is_none()))
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }

@@ -125,7 +125,7 @@ impl Store {
         .bind(change.credit)
         .bind(change.paid_until)
         .bind(account_id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(r.rows_affected() == 1)
     }
