@@ -3,7 +3,7 @@
 
 use kerf::geometry::exact::SegmentSet;
 use kerf::geometry::{PartGeometry, Shape};
-use kerf::nest2d::slide::slide;
+use kerf::nest2d::slide::{slide, SlideBox};
 use kerf::nest2d::verify::TOLERANCE;
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,12 @@ fn slid_parts_stay_strictly_apart() {
         let b_at = 10.0 + spacing + 3.0 - 0.5 * TOLERANCE;
         let mut parts = vec![square(0.0), square(b_at)];
         let deadline = Instant::now() + Duration::from_secs(5);
-        slide(&mut parts, &[spacing, spacing], 0.0, 0.0, 3.0, deadline);
+        let area = SlideBox {
+            x0: 0.0,
+            y0: 0.0,
+            y1: 10.0,
+        };
+        slide(&mut parts, &[spacing, spacing], area, 3.0, deadline);
         let b_min_x = parts[1].bbox().min.x;
         assert!(
             b_min_x >= 10.0 + spacing + TOLERANCE,
@@ -37,4 +42,33 @@ fn slid_parts_stay_strictly_apart() {
             "B still slid close: {b_min_x}"
         );
     }
+}
+
+#[test]
+fn a_part_held_by_a_corner_goes_on_at_another_height() {
+    // B (10 x 10 at y 9..19) is held 1 mm behind A (10 x 10 at y 0..10) by the 1 mm of height
+    // they share; 2 mm higher it clears A and goes on towards the start, then drops onto A
+    let square_at =
+        |x: f64, y: f64| PartGeometry::single(Shape::rectangle(10.0, 10.0).translate(x, y));
+    let mut parts = vec![square_at(0.0, 0.0), square_at(11.0, 9.0)];
+    let area = SlideBox {
+        x0: 0.0,
+        y0: 0.0,
+        y1: 30.0,
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    slide(&mut parts, &[0.0, 0.0], area, 3.0, deadline);
+    let b = parts[1].bbox();
+    assert!(
+        b.min.x < 6.0,
+        "B went on past A's corner: starts at x {}",
+        b.min.x
+    );
+    assert!(
+        b.max.y <= 30.0 && b.min.y >= 10.0 + TOLERANCE,
+        "B rests on A: {b:?}"
+    );
+    assert!(gap(&parts[0], &parts[1]) >= TOLERANCE);
+    // A stays where it was: nothing is before it
+    assert_eq!(parts[0].bbox().min.x, 0.0);
 }

@@ -819,14 +819,21 @@ fn exact_slide(problem: &Problem, fs: &FilledSheet, deadline: Instant) -> Vec<Po
         spacing.push(part_spacing(problem, it.part));
     }
     let max_step = 3.0 * fs.area.cell;
-    super::slide::slide(
-        &mut shapes,
-        &spacing,
-        fs.area.x0,
-        fs.area.y0,
-        max_step,
-        deadline,
-    )
+    let area = super::slide::SlideBox {
+        x0: fs.area.x0,
+        y0: fs.area.y0,
+        y1: fs.area.y1,
+    };
+    let end = |shapes: &[crate::geometry::PartGeometry]| {
+        shapes
+            .iter()
+            .map(|g| g.bbox().max.x)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let before = end(&shapes);
+    let offsets = super::slide::slide(&mut shapes, &spacing, area, max_step, deadline);
+    tracing::debug!(before, after = end(&shapes), "exact slide: the parts' end");
+    offsets
 }
 
 fn validate(problem: &Problem) -> Result<(), NestError> {
