@@ -824,15 +824,10 @@ fn exact_slide(problem: &Problem, fs: &FilledSheet, deadline: Instant) -> Vec<Po
         y0: fs.area.y0,
         y1: fs.area.y1,
     };
-    let end = |shapes: &[crate::geometry::PartGeometry]| {
-        shapes
-            .iter()
-            .map(|g| g.bbox().max.x)
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
-    let before = end(&shapes);
+    let before = super::slide::parts_end(&shapes);
     let offsets = super::slide::slide(&mut shapes, &spacing, area, max_step, deadline);
-    tracing::debug!(before, after = end(&shapes), "exact slide: the parts' end");
+    let after = super::slide::parts_end(&shapes);
+    tracing::debug!(before, after, "exact slide: the parts' end");
     offsets
 }
 

@@ -46,21 +46,23 @@ pub fn slide(
     max_step: f64,
     deadline: Instant,
 ) -> Vec<Point> {
-    let end = |parts: &[PartGeometry]| {
-        parts
-            .iter()
-            .map(|p| p.bbox().max.x)
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
     let mut straight = parts.to_vec();
     let straight_offsets = slide_with(&mut straight, spacing, area, max_step, false, deadline);
     let lifted_offsets = slide_with(parts, spacing, area, max_step, true, deadline);
-    if end(&straight) <= end(parts) {
+    if parts_end(&straight) <= parts_end(parts) {
         parts.clone_from_slice(&straight);
         straight_offsets
     } else {
         lifted_offsets
     }
+}
+
+/// Where the parts end along the fill direction (canonical x).
+pub fn parts_end(parts: &[PartGeometry]) -> f64 {
+    parts
+        .iter()
+        .map(|p| p.bbox().max.x)
+        .fold(f64::NEG_INFINITY, f64::max)
 }
 
 /// One slide: passes over the parts, nearest the start first, each moved towards the start
@@ -194,9 +196,6 @@ impl Slider<'_> {
             return best;
         }
         let unit = self.max_step / 3.0;
-        if NO_HEIGHTS.load(std::sync::atomic::Ordering::Relaxed) {
-            return best;
-        }
         for k in HEIGHT_STEPS {
             let lift = Point::new(0.0, k * unit);
             if !self.fits(i, lift) {
@@ -210,10 +209,9 @@ impl Slider<'_> {
         best
     }
 
+    /// Moves part `i` by `by` (a move `fits` allowed).
     fn apply(&mut self, i: usize, by: Point) {
         self.parts[i] = self.parts[i].transformed(&Affine::translate(by.x, by.y));
         self.boxes[i] = self.parts[i].bbox();
     }
 }
-
-pub static NO_HEIGHTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
