@@ -7,8 +7,9 @@ use kerf::nest2d::slide::{slide, SlideBox};
 use kerf::nest2d::verify::TOLERANCE;
 use std::time::{Duration, Instant};
 
-fn square(x: f64) -> PartGeometry {
-    PartGeometry::single(Shape::rectangle(10.0, 10.0).translate(x, 0.0))
+/// A 10 x 10 square with its lower left corner at (x, y).
+fn square_at(x: f64, y: f64) -> PartGeometry {
+    PartGeometry::single(Shape::rectangle(10.0, 10.0).translate(x, y))
 }
 
 fn gap(a: &PartGeometry, b: &PartGeometry) -> f64 {
@@ -23,7 +24,7 @@ fn slid_parts_stay_strictly_apart() {
     // overlap A by 5e-7 mm, which a tolerance-based check accepts
     for spacing in [0.0, 2.0] {
         let b_at = 10.0 + spacing + 3.0 - 0.5 * TOLERANCE;
-        let mut parts = vec![square(0.0), square(b_at)];
+        let mut parts = vec![square_at(0.0, 0.0), square_at(b_at, 0.0)];
         let deadline = Instant::now() + Duration::from_secs(5);
         let area = SlideBox {
             x0: 0.0,
@@ -48,8 +49,6 @@ fn slid_parts_stay_strictly_apart() {
 fn a_part_held_by_a_corner_goes_on_at_another_height() {
     // B (10 x 10 at y 9..19) is held 1 mm behind A (10 x 10 at y 0..10) by the 1 mm of height
     // they share; 2 mm higher it clears A and goes on towards the start, then drops onto A
-    let square_at =
-        |x: f64, y: f64| PartGeometry::single(Shape::rectangle(10.0, 10.0).translate(x, y));
     let mut parts = vec![square_at(0.0, 0.0), square_at(11.0, 9.0)];
     let area = SlideBox {
         x0: 0.0,
