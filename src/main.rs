@@ -35,6 +35,9 @@ enum Cmd {
         /// Allowed rotations: Any (90-degree steps), None, Rotate90, Rotate180, or a step in degrees.
         #[arg(long, default_value = "Any")]
         rotation: String,
+        /// AllowableTilt: degrees a part may turn either side of each allowed rotation (0 to 45).
+        #[arg(long, default_value_t = 0.0)]
+        tilt: f64,
         #[arg(long)]
         out: PathBuf,
         /// A picture of the layouts (SVG).
@@ -394,6 +397,7 @@ fn run(cli: Cli) -> Result<()> {
             time,
             seed,
             rotation,
+            tilt,
             out,
             svg,
             png,
@@ -407,6 +411,7 @@ fn run(cli: Cli) -> Result<()> {
             time,
             seed,
             rotation,
+            tilt,
             out,
             svg,
             png,

@@ -103,6 +103,17 @@ fn bad_input_gives_a_clear_message_and_non_zero_exit() {
             ],
             "--rotation",
         ),
+        (
+            vec![
+                "--part".into(),
+                data("part_1.dxf"),
+                "--sheet".into(),
+                "100x100".into(),
+                "--tilt".into(),
+                "50".into(),
+            ],
+            "--tilt must be between 0 and 45",
+        ),
     ];
     for (args, expect) in cases {
         let o = kerf()

@@ -316,3 +316,73 @@ fn a_part_far_larger_than_any_sheet_is_unplaced_without_rasterizing_it() {
         r.unplaced
     );
 }
+
+/// A 10 x 4 rectangle drawn turned by 5 degrees (as a part drawn slightly askew comes in).
+fn askew_part(qty: u32) -> PartSpec {
+    let turn = kerf::geometry::Affine::placement(false, 5.0, 0.0, 0.0);
+    PartSpec::new(
+        "askew",
+        PartGeometry::single(Shape::rectangle(10.0, 4.0).transformed(&turn)),
+        qty,
+    )
+}
+
+#[test]
+fn a_tilted_part_fits_where_its_drawn_angle_does_not() {
+    // the askew part's box (10.31 x 4.86) is larger than the sheet; turned back by its 5
+    // degrees it is 10 x 4 and fits, and the result gives the exact angle used
+    let problem = |rotations: Vec<f64>| Problem {
+        parts: vec![PartSpec {
+            rotations,
+            ..askew_part(1)
+        }],
+        sheets: vec![one_sheet(10.2, 4.5)],
+        settings: quick(),
+    };
+    let upright = run(&problem(vec![0.0]));
+    assert_eq!(upright.stats.parts_placed, 0);
+    let tilted = run(&problem(tilted(&[0.0], 5.0)));
+    assert_eq!(tilted.stats.parts_placed, 1);
+    let rotation = tilted.layouts[0].placements[0].rotation;
+    assert!((rotation - 355.0).abs() < 1e-9, "rotation {rotation}");
+}
+
+#[test]
+fn a_five_degree_tilt_packs_askew_parts_denser_than_none() {
+    // 24 askew parts on a sheet 12.75 high: as drawn, two rows fit (three need 12.83); tilted
+    // back upright, three rows of 10 x 4 fit
+    let problem = |rotations: Vec<f64>| Problem {
+        parts: vec![PartSpec {
+            rotations,
+            ..askew_part(24)
+        }],
+        sheets: vec![one_sheet(200.0, 12.75)],
+        settings: quick(),
+    };
+    let upright = run(&problem(vec![0.0]));
+    let tilted = run(&problem(tilted(&[0.0], 5.0)));
+    assert_eq!(upright.stats.parts_placed, 24);
+    assert_eq!(tilted.stats.parts_placed, 24);
+    let (a, b) = (
+        upright.layouts[0].used_length,
+        tilted.layouts[0].used_length,
+    );
+    eprintln!(
+        "used length: no tilt {a:.2} ({:.1} %), tilt 5 {b:.2} ({:.1} %)",
+        upright.stats.utilisation, tilted.stats.utilisation
+    );
+    assert!(b < 0.8 * a, "tilt {b} against none {a}");
+    for p in &tilted.layouts[0].placements {
+        assert!(
+            tilted_angles_contain(p.rotation),
+            "rotation {} is not a searched angle",
+            p.rotation
+        );
+    }
+}
+
+fn tilted_angles_contain(rotation: f64) -> bool {
+    tilted(&[0.0], 5.0)
+        .iter()
+        .any(|a| (a - rotation).abs() < 1e-9)
+}

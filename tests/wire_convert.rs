@@ -109,6 +109,13 @@ fn enum_values_are_lenient() {
         convert(&r).unwrap().problem.parts[0].rotations,
         vec![0.0, 120.0, 240.0]
     );
+    // a tilt adds angles either side of each rotation (2.5-degree samples out to the tilt)
+    r["Request"]["Parts"][0]["AllowableRotation"] = json!("None");
+    r["Request"]["Parts"][0]["AllowableTilt"] = json!(5.0);
+    assert_eq!(
+        convert(&r).unwrap().problem.parts[0].rotations,
+        vec![0.0, 357.5, 2.5, 355.0, 5.0]
+    );
 }
 
 #[test]
@@ -127,6 +134,16 @@ fn bad_requests_name_the_field_and_the_reason() {
             |r| r["Request"]["Parts"][0]["GeometryDefinitionCompressionType"] = json!("None"),
             "Request.Parts[0].Base64EncodedGeometryDefinition",
             "not a readable DXF",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["AllowableTilt"] = json!(-2.0),
+            "Request.Parts[0].AllowableTilt",
+            "must be between 0 and 45 degrees",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["AllowableTilt"] = json!(60.0),
+            "Request.Parts[0].AllowableTilt",
+            "for wider turns give a rotation step",
         ),
         (
             |r| r["Request"]["Parts"][0]["GeometryDefinitionCompressionType"] = json!("Rar"),

@@ -33,6 +33,8 @@ pub struct NestArgs {
     pub time: f64,
     pub seed: u64,
     pub rotation: String,
+    /// AllowableTilt in degrees (0: none).
+    pub tilt: f64,
     pub out: std::path::PathBuf,
     pub svg: Option<std::path::PathBuf>,
     pub png: Option<std::path::PathBuf>,
@@ -53,7 +55,13 @@ pub fn run(a: NestArgs) -> Result<()> {
     if !(a.time > 0.0 && a.time.is_finite()) {
         bail!("--time must be a positive number of seconds");
     }
-    let rot = rotations(&a.rotation)?;
+    if !(0.0..=crate::nest2d::MAX_TILT_DEG).contains(&a.tilt) {
+        bail!(
+            "--tilt must be between 0 and {} degrees",
+            crate::nest2d::MAX_TILT_DEG
+        );
+    }
+    let rot = crate::nest2d::tilted(&rotations(&a.rotation)?, a.tilt);
     let opts = ImportOptions::default();
     let mut parts = Vec::new();
     for arg in &a.parts {

@@ -323,3 +323,69 @@ pub fn rotation_set(allowable: &str, step: f64) -> Result<Vec<f64>, String> {
         .filter(|a| *a < 360.0 - 1e-9)
         .collect())
 }
+
+/// The largest AllowableTilt, in degrees: past it the tilts of two 90-degree rotations would
+/// overlap, and the part is better given a rotation step instead.
+pub const MAX_TILT_DEG: f64 = 45.0;
+/// The widest gap, in degrees, between two tilted angles searched on one side of a rotation.
+const TILT_SAMPLE_DEG: f64 = 2.5;
+/// The most tilted angles searched on each side of a rotation: every angle is one more
+/// orientation for the search to try at every move, so a wide tilt is sampled, not swept.
+const MAX_TILT_SAMPLES: u32 = 3;
+
+/// The angles searched for a part with these allowed rotations and AllowableTilt `tilt`: each
+/// rotation, and on each side of it `n` evenly spaced angles out to the full tilt, where `n` is
+/// the tilt over 2.5 degrees rounded up, at most 3 (tilt 1: ±1; tilt 5: ±2.5 and ±5; tilt 10:
+/// ±3.33, ±6.67 and ±10). Angles are in [0, 360), each once, each rotation's own first.
+pub fn tilted(rotations: &[f64], tilt: f64) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    let mut push = |a: f64| {
+        let a = a.rem_euclid(360.0);
+        let a = if a > 360.0 - 1e-9 { 0.0 } else { a };
+        if !out.iter().any(|b| (b - a).abs() < 1e-9) {
+            out.push(a);
+        }
+    };
+    let n = if tilt > 0.0 {
+        ((tilt / TILT_SAMPLE_DEG).ceil() as u32).clamp(1, MAX_TILT_SAMPLES)
+    } else {
+        0
+    };
+    for &r in rotations {
+        push(r);
+        for k in 1..=n {
+            let d = tilt * k as f64 / n as f64;
+            push(r - d);
+            push(r + d);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+    }
+
+    #[test]
+    fn a_tilt_adds_evenly_spaced_angles_out_to_its_full_width() {
+        assert!(close(&tilted(&[0.0, 90.0], 0.0), &[0.0, 90.0]));
+        assert!(close(&tilted(&[90.0], 1.0), &[90.0, 89.0, 91.0]));
+        assert!(close(&tilted(&[0.0], 5.0), &[0.0, 357.5, 2.5, 355.0, 5.0]));
+        let wide = tilted(&[180.0], 10.0);
+        assert_eq!(wide.len(), 7);
+        assert!(wide.iter().any(|a| (a - 170.0).abs() < 1e-9));
+        assert!(wide.iter().any(|a| (a - (180.0 + 20.0 / 3.0)).abs() < 1e-9));
+    }
+
+    #[test]
+    fn tilted_angles_that_meet_another_rotation_are_searched_once() {
+        // a 2.5-degree step tilted by 2.5: every tilted angle is an allowed rotation already
+        let step = rotation_set("2.5", 90.0).unwrap();
+        assert_eq!(step.len(), 144);
+        assert_eq!(tilted(&step, 2.5).len(), step.len());
+    }
+}

@@ -583,20 +583,31 @@ fn part(
     if p.filler_part_quantity < 0 {
         e.add(format!("{at}.FillerPartQuantity"), "must be 0 or more");
     }
-    if p.allowable_tilt != 0.0 {
+    let tilt = if (0.0..=MAX_TILT_DEG).contains(&p.allowable_tilt) {
+        p.allowable_tilt
+    } else {
         e.add(
             format!("{at}.AllowableTilt"),
-            "tilting is not supported yet; leave it 0",
+            format!(
+                "must be between 0 and {MAX_TILT_DEG} degrees (got {}); for wider turns give a rotation step",
+                p.allowable_tilt
+            ),
         );
-    }
+        0.0
+    };
     let spacing_override = p
         .part_spacing_override
         .map(|v| e.non_negative(&format!("{at}.PartSpacingOverride"), v));
-    let rotations = rotations(
-        e,
-        at,
-        p.allowable_rotation.as_deref(),
-        p.custom_rotation_step_angle,
+    // a tilt turns the part a little either side of each allowed rotation (searched as extra
+    // angles; the result's Rotation is the exact angle used)
+    let rotations = tilted(
+        &rotations(
+            e,
+            at,
+            p.allowable_rotation.as_deref(),
+            p.custom_rotation_step_angle,
+        ),
+        tilt,
     );
     let kind = geometry_kind(e, at, p.geometry_definition_type.as_deref(), default_kind);
     let comp = compression(e, at, p.geometry_definition_compression_type.as_deref());
