@@ -300,7 +300,6 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
         let sheet_h = cells[k].height;
         // sheet coordinates (mm, y up) to pixels
         let to_px = |p: Point| (left + p.x * scale, sheet_top + (sheet_h - p.y) * scale);
-        let font = (cell_h * band * scale * 0.6).clamp(6.0, 48.0);
         let caption = format!(
             "{} · layout {} × {} sheet{} · {} parts · {:.1} %",
             sheet.id,
@@ -310,6 +309,15 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
             l.placements.len(),
             l.utilisation
         );
+        // the caption's height follows the band, but never wider than its sheet: a tall narrow
+        // sheet's caption would run over the next one's. Measured in kerf's condensed face; an
+        // SVG viewer without it draws the regular DejaVu Sans, about 12 % wider, hence the slack
+        let fits = if options.caption {
+            CAPTION_SLACK * cell_w * scale / text_width_per_px(&caption).max(1e-9)
+        } else {
+            f64::INFINITY
+        };
+        let font = (cell_h * band * scale * 0.6).min(fits).clamp(6.0, 48.0);
         if options.caption {
             let _ = write!(
                 out,
@@ -519,13 +527,36 @@ fn fonts() -> Arc<resvg::usvg::fontdb::Database> {
         .clone()
 }
 
-/// The SVG drawn into a PNG of `width` x `height` pixels.
-fn rasterise(svg: &str, width: u32, height: u32) -> Result<Vec<u8>, RenderError> {
-    let options = resvg::usvg::Options {
+/// The share of its sheet's width a caption may take, measured in kerf's own face.
+const CAPTION_SLACK: f64 = 0.85;
+
+/// How wide `text` is drawn in kerf's font, per pixel of font size (measured by laying it out
+/// with usvg, as the PNG is drawn, so the width is the font's, not a guess).
+fn text_width_per_px(text: &str) -> f64 {
+    const SIZE: f64 = 100.0;
+    let svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" font-family="{FONT_FAMILY}"><text x="0" y="{SIZE}" font-size="{SIZE}">{}</text></svg>"#,
+        escape(text)
+    );
+    let options = usvg_options();
+    match resvg::usvg::Tree::from_str(&svg, &options) {
+        Ok(tree) => tree.root().abs_bounding_box().width() as f64 / SIZE,
+        // unmeasurable (never seen): the font's widest glyphs are about 0.7 em
+        Err(_) => 0.7 * text.chars().count() as f64,
+    }
+}
+
+fn usvg_options() -> resvg::usvg::Options<'static> {
+    resvg::usvg::Options {
         fontdb: fonts(),
         font_family: FONT_FAMILY.into(),
         ..Default::default()
-    };
+    }
+}
+
+/// The SVG drawn into a PNG of `width` x `height` pixels.
+fn rasterise(svg: &str, width: u32, height: u32) -> Result<Vec<u8>, RenderError> {
+    let options = usvg_options();
     let tree =
         resvg::usvg::Tree::from_str(svg, &options).map_err(|e| RenderError::Svg(e.to_string()))?;
     let mut pixmap =
@@ -538,4 +569,68 @@ fn rasterise(svg: &str, width: u32, height: u32) -> Result<Vec<u8>, RenderError>
     pixmap
         .encode_png()
         .map_err(|e| RenderError::Png(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{PartGeometry, Shape};
+    use crate::nest2d::{PartSpec, Settings, SheetSpec};
+
+    /// The drawn boxes of every text in an SVG (x0, y0, x1, y1), laid out as the PNG is.
+    fn text_boxes(svg: &str) -> Vec<(f32, f32, f32, f32)> {
+        fn walk(g: &resvg::usvg::Group, out: &mut Vec<(f32, f32, f32, f32)>) {
+            for node in g.children() {
+                match node {
+                    resvg::usvg::Node::Text(t) => {
+                        let b = t.abs_bounding_box();
+                        out.push((b.left(), b.top(), b.right(), b.bottom()));
+                    }
+                    resvg::usvg::Node::Group(g) => walk(g, out),
+                    _ => {}
+                }
+            }
+        }
+        let tree = resvg::usvg::Tree::from_str(svg, &usvg_options()).unwrap();
+        let mut out = Vec::new();
+        walk(tree.root(), &mut out);
+        out
+    }
+
+    #[test]
+    fn captions_of_tall_narrow_sheets_stay_apart() {
+        // seven sheets 20 wide and 40 high (a 198-part shirts job): side by side, each caption
+        // must fit its own sheet's width
+        let problem = Problem {
+            parts: vec![PartSpec::new(
+                "p",
+                PartGeometry::single(Shape::rectangle(5.0, 5.0)),
+                7,
+            )],
+            sheets: vec![SheetSpec::rectangle("S20", 20.0, 40.0)],
+            settings: Settings::default(),
+        };
+        let layouts: Vec<SheetLayout> = (0..7)
+            .map(|_| SheetLayout {
+                sheet: 0,
+                multiplicity: 1,
+                placements: Vec::new(),
+                utilisation: 77.1,
+                used_length: 20.0,
+            })
+            .collect();
+        let svg = svg(&problem, &layouts, &RenderOptions::default());
+        let boxes = text_boxes(&svg.text);
+        assert_eq!(boxes.len(), 7);
+        for (i, a) in boxes.iter().enumerate() {
+            assert!(
+                a.0 >= 0.0 && a.2 <= svg.width as f32,
+                "caption {i} leaves the image"
+            );
+            for b in &boxes[i + 1..] {
+                let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+                assert!(apart, "captions overlap: {a:?} and {b:?}");
+            }
+        }
+    }
 }
