@@ -327,21 +327,25 @@ fn askew_part(qty: u32) -> PartSpec {
     )
 }
 
+/// `qty` askew parts with these searched angles on one sheet `w` x `h`.
+fn askew_job(qty: u32, rotations: Vec<f64>, w: f64, h: f64) -> Problem {
+    Problem {
+        parts: vec![PartSpec {
+            rotations,
+            ..askew_part(qty)
+        }],
+        sheets: vec![one_sheet(w, h)],
+        settings: quick(),
+    }
+}
+
 #[test]
 fn a_tilted_part_fits_where_its_drawn_angle_does_not() {
     // the askew part's box (10.31 x 4.86) is larger than the sheet; turned back by its 5
     // degrees it is 10 x 4 and fits, and the result gives the exact angle used
-    let problem = |rotations: Vec<f64>| Problem {
-        parts: vec![PartSpec {
-            rotations,
-            ..askew_part(1)
-        }],
-        sheets: vec![one_sheet(10.2, 4.5)],
-        settings: quick(),
-    };
-    let upright = run(&problem(vec![0.0]));
+    let upright = run(&askew_job(1, vec![0.0], 10.2, 4.5));
     assert_eq!(upright.stats.parts_placed, 0);
-    let tilted = run(&problem(tilted(&[0.0], 5.0)));
+    let tilted = run(&askew_job(1, tilted(&[0.0], 5.0), 10.2, 4.5));
     assert_eq!(tilted.stats.parts_placed, 1);
     let rotation = tilted.layouts[0].placements[0].rotation;
     assert!((rotation - 355.0).abs() < 1e-9, "rotation {rotation}");
@@ -351,16 +355,8 @@ fn a_tilted_part_fits_where_its_drawn_angle_does_not() {
 fn a_five_degree_tilt_packs_askew_parts_denser_than_none() {
     // 24 askew parts on a sheet 12.75 high: as drawn, two rows fit (three need 12.83); tilted
     // back upright, three rows of 10 x 4 fit
-    let problem = |rotations: Vec<f64>| Problem {
-        parts: vec![PartSpec {
-            rotations,
-            ..askew_part(24)
-        }],
-        sheets: vec![one_sheet(200.0, 12.75)],
-        settings: quick(),
-    };
-    let upright = run(&problem(vec![0.0]));
-    let tilted = run(&problem(tilted(&[0.0], 5.0)));
+    let upright = run(&askew_job(24, vec![0.0], 200.0, 12.75));
+    let tilted = run(&askew_job(24, tilted(&[0.0], 5.0), 200.0, 12.75));
     assert_eq!(upright.stats.parts_placed, 24);
     assert_eq!(tilted.stats.parts_placed, 24);
     let (a, b) = (
