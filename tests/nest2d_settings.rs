@@ -345,7 +345,7 @@ fn a_tilted_part_fits_where_its_drawn_angle_does_not() {
     // degrees it is 10 x 4 and fits, and the result gives the exact angle used
     let upright = run(&askew_job(1, vec![0.0], 10.2, 4.5));
     assert_eq!(upright.stats.parts_placed, 0);
-    let tilted = run(&askew_job(1, tilted(&[0.0], 5.0), 10.2, 4.5));
+    let tilted = run(&askew_job(1, tilted(&[0.0], 5.0).unwrap(), 10.2, 4.5));
     assert_eq!(tilted.stats.parts_placed, 1);
     let rotation = tilted.layouts[0].placements[0].rotation;
     assert!((rotation - 355.0).abs() < 1e-9, "rotation {rotation}");
@@ -356,7 +356,7 @@ fn a_five_degree_tilt_packs_askew_parts_denser_than_none() {
     // 24 askew parts on a sheet 12.75 high: as drawn, two rows fit (three need 12.83); tilted
     // back upright, three rows of 10 x 4 fit
     let upright = run(&askew_job(24, vec![0.0], 200.0, 12.75));
-    let tilted = run(&askew_job(24, tilted(&[0.0], 5.0), 200.0, 12.75));
+    let tilted = run(&askew_job(24, tilted(&[0.0], 5.0).unwrap(), 200.0, 12.75));
     assert_eq!(upright.stats.parts_placed, 24);
     assert_eq!(tilted.stats.parts_placed, 24);
     let (a, b) = (
@@ -379,6 +379,7 @@ fn a_five_degree_tilt_packs_askew_parts_denser_than_none() {
 
 fn tilted_angles_contain(rotation: f64) -> bool {
     tilted(&[0.0], 5.0)
+        .unwrap()
         .iter()
         .any(|a| (a - rotation).abs() < 1e-9)
 }

@@ -55,13 +55,8 @@ pub fn run(a: NestArgs) -> Result<()> {
     if !(a.time > 0.0 && a.time.is_finite()) {
         bail!("--time must be a positive number of seconds");
     }
-    if !(0.0..=crate::nest2d::MAX_TILT_DEG).contains(&a.tilt) {
-        bail!(
-            "--tilt must be between 0 and {} degrees",
-            crate::nest2d::MAX_TILT_DEG
-        );
-    }
-    let rot = crate::nest2d::tilted(&rotations(&a.rotation)?, a.tilt);
+    let rot = crate::nest2d::tilted(&rotations(&a.rotation)?, a.tilt)
+        .map_err(|why| anyhow!("--tilt {why}"))?;
     let opts = ImportOptions::default();
     let mut parts = Vec::new();
     for arg in &a.parts {

@@ -336,8 +336,14 @@ const MAX_TILT_SAMPLES: u32 = 3;
 /// The angles searched for a part with these allowed rotations and AllowableTilt `tilt`: each
 /// rotation, and on each side of it `n` evenly spaced angles out to the full tilt, where `n` is
 /// the tilt over 2.5 degrees rounded up, at most 3 (tilt 1: ±1; tilt 5: ±2.5 and ±5; tilt 10:
-/// ±3.33, ±6.67 and ±10). Angles are in [0, 360), each once, each rotation's own first.
-pub fn tilted(rotations: &[f64], tilt: f64) -> Vec<f64> {
+/// ±3.33, ±6.67 and ±10). Angles are in [0, 360), each once, each rotation's own first. A tilt
+/// outside 0..=MAX_TILT_DEG is refused with the reason (the caller names its field).
+pub fn tilted(rotations: &[f64], tilt: f64) -> Result<Vec<f64>, String> {
+    if !(0.0..=MAX_TILT_DEG).contains(&tilt) {
+        return Err(format!(
+            "must be between 0 and {MAX_TILT_DEG} degrees (got {tilt}); for wider turns give a rotation step"
+        ));
+    }
     let mut out: Vec<f64> = Vec::new();
     let mut push = |a: f64| {
         let a = a.rem_euclid(360.0);
@@ -359,7 +365,7 @@ pub fn tilted(rotations: &[f64], tilt: f64) -> Vec<f64> {
             push(r + d);
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -372,10 +378,13 @@ mod tests {
 
     #[test]
     fn a_tilt_adds_evenly_spaced_angles_out_to_its_full_width() {
-        assert!(close(&tilted(&[0.0, 90.0], 0.0), &[0.0, 90.0]));
-        assert!(close(&tilted(&[90.0], 1.0), &[90.0, 89.0, 91.0]));
-        assert!(close(&tilted(&[0.0], 5.0), &[0.0, 357.5, 2.5, 355.0, 5.0]));
-        let wide = tilted(&[180.0], 10.0);
+        assert!(close(&tilted(&[0.0, 90.0], 0.0).unwrap(), &[0.0, 90.0]));
+        assert!(close(&tilted(&[90.0], 1.0).unwrap(), &[90.0, 89.0, 91.0]));
+        assert!(close(
+            &tilted(&[0.0], 5.0).unwrap(),
+            &[0.0, 357.5, 2.5, 355.0, 5.0]
+        ));
+        let wide = tilted(&[180.0], 10.0).unwrap();
         assert_eq!(wide.len(), 7);
         assert!(wide.iter().any(|a| (a - 170.0).abs() < 1e-9));
         assert!(wide.iter().any(|a| (a - (180.0 + 20.0 / 3.0)).abs() < 1e-9));
@@ -386,6 +395,14 @@ mod tests {
         // a 2.5-degree step tilted by 2.5: every tilted angle is an allowed rotation already
         let step = rotation_set("2.5", 90.0).unwrap();
         assert_eq!(step.len(), 144);
-        assert_eq!(tilted(&step, 2.5).len(), step.len());
+        assert_eq!(tilted(&step, 2.5).unwrap().len(), step.len());
+    }
+
+    #[test]
+    fn a_tilt_outside_its_range_is_refused_with_the_reason() {
+        for bad in [-1.0, 45.5, f64::NAN] {
+            let why = tilted(&[0.0], bad).unwrap_err();
+            assert!(why.contains("between 0 and 45"), "{bad}: {why}");
+        }
     }
 }

@@ -583,32 +583,21 @@ fn part(
     if p.filler_part_quantity < 0 {
         e.add(format!("{at}.FillerPartQuantity"), "must be 0 or more");
     }
-    let tilt = if (0.0..=MAX_TILT_DEG).contains(&p.allowable_tilt) {
-        p.allowable_tilt
-    } else {
-        e.add(
-            format!("{at}.AllowableTilt"),
-            format!(
-                "must be between 0 and {MAX_TILT_DEG} degrees (got {}); for wider turns give a rotation step",
-                p.allowable_tilt
-            ),
-        );
-        0.0
-    };
     let spacing_override = p
         .part_spacing_override
         .map(|v| e.non_negative(&format!("{at}.PartSpacingOverride"), v));
     // a tilt turns the part a little either side of each allowed rotation (searched as extra
     // angles; the result's Rotation is the exact angle used)
-    let rotations = tilted(
-        &rotations(
-            e,
-            at,
-            p.allowable_rotation.as_deref(),
-            p.custom_rotation_step_angle,
-        ),
-        tilt,
+    let allowed = rotations(
+        e,
+        at,
+        p.allowable_rotation.as_deref(),
+        p.custom_rotation_step_angle,
     );
+    let rotations = tilted(&allowed, p.allowable_tilt).unwrap_or_else(|why| {
+        e.add(format!("{at}.AllowableTilt"), why);
+        allowed
+    });
     let kind = geometry_kind(e, at, p.geometry_definition_type.as_deref(), default_kind);
     let comp = compression(e, at, p.geometry_definition_compression_type.as_deref());
     let mut opts = import.clone();
