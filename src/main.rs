@@ -38,6 +38,10 @@ enum Cmd {
         /// AllowableTilt: degrees a part may turn either side of each allowed rotation (0 to 45).
         #[arg(long, default_value_t = 0.0)]
         tilt: f64,
+        /// NestingAngleDegrees: the fill turned from the X axis towards Y, from the bottom-left
+        /// corner (0 to under 90).
+        #[arg(long, default_value_t = 0.0)]
+        angle: f64,
         #[arg(long)]
         out: PathBuf,
         /// A picture of the layouts (SVG).
@@ -398,6 +402,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             rotation,
             tilt,
+            angle,
             out,
             svg,
             png,
@@ -412,6 +417,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             rotation,
             tilt,
+            angle,
             out,
             svg,
             png,

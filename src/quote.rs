@@ -143,10 +143,9 @@ pub fn sub_nest(
             nearest_start(&sub, &full.placements, left as usize)
         };
         let (w, h) = sheet.extent();
-        let frame = Frame::new(sub.settings.direction, sub.settings.origin, w, h);
-        let (length, across) = frame.extent(w, h);
-        let material =
-            (sheets_required - 1) as f64 * sheet.area() + last_used.clamp(0.0, length) * across;
+        let frame = Frame::new(&sub.settings, w, h);
+        let material = (sheets_required - 1) as f64 * sheet.area()
+            + frame.area_before(&sheet.material(), last_used.max(0.0));
         let with_part = |placements: &[Placement]| {
             placements
                 .iter()
@@ -212,8 +211,7 @@ fn usable_area(sheet: &nest2d::SheetSpec) -> f64 {
 fn nearest_start(problem: &Problem, placements: &[Placement], n: usize) -> (Vec<Placement>, f64) {
     let sheet = &problem.sheets[0];
     let (w, h) = sheet.extent();
-    let to_canonical =
-        Frame::new(problem.settings.direction, problem.settings.origin, w, h).to_canonical();
+    let to_canonical = Frame::new(&problem.settings, w, h).to_canonical();
     let shape = verify::nesting_geometry(problem, 0);
     let mut by_reach: Vec<(f64, &Placement)> = placements
         .iter()

@@ -383,3 +383,113 @@ fn tilted_angles_contain(rotation: f64) -> bool {
         .iter()
         .any(|a| (a - rotation).abs() < 1e-9)
 }
+
+/// Ten 40 x 40 squares on a 400 x 400 sheet, filled from `origin` at `angle` degrees.
+fn squares_at(origin: Origin, direction: Direction, angle: f64) -> (Problem, NestResult) {
+    let p = Problem {
+        parts: vec![rect_part("sq", 40.0, 40.0, 10)],
+        sheets: vec![one_sheet(400.0, 400.0)],
+        settings: Settings {
+            origin,
+            direction,
+            fill_angle: FillAngle::new(angle).unwrap(),
+            ..quick()
+        },
+    };
+    let r = run(&p);
+    assert_eq!(r.stats.parts_placed, 10, "{origin:?} {direction:?} {angle}");
+    (p, r)
+}
+
+/// The farthest any part reaches from the sheet's `origin` corner, in x + y (an L1 distance):
+/// a column along one edge reaches far, a pile in the corner does not.
+fn corner_reach(p: &Problem, r: &NestResult, origin: Origin) -> f64 {
+    let corner = match origin {
+        Origin::BottomLeft => Point::new(0.0, 0.0),
+        Origin::TopLeft => Point::new(0.0, 400.0),
+        Origin::TopRight => Point::new(400.0, 400.0),
+        Origin::BottomRight => Point::new(400.0, 0.0),
+    };
+    placed_shapes(p, &r.layouts[0])
+        .iter()
+        .flat_map(|s| s.geometry.components().to_vec())
+        .flat_map(|c| c.outer().to_vec())
+        .map(|q| (q.x - corner.x).abs() + (q.y - corner.y).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn a_fill_angle_piles_parts_along_the_diagonal_from_the_origin_corner() {
+    // at 0 degrees the ten squares stand in one column along the sheet's start edge (reach
+    // 40 + 400); at 45 the fill front is the corner's diagonal and the squares pile in the
+    // corner's triangle (rows of 4, 3, 2, 1 reach 200)
+    for origin in [
+        Origin::BottomLeft,
+        Origin::TopLeft,
+        Origin::TopRight,
+        Origin::BottomRight,
+    ] {
+        for direction in [Direction::X, Direction::Y] {
+            let (p0, straight) = squares_at(origin, direction, 0.0);
+            let (p45, diagonal) = squares_at(origin, direction, 45.0);
+            let (a, b) = (
+                corner_reach(&p0, &straight, origin),
+                corner_reach(&p45, &diagonal, origin),
+            );
+            assert!(
+                b < 0.6 * a,
+                "{origin:?} {direction:?}: 45 reaches {b}, 0 reaches {a}"
+            );
+            // the used length is measured along the turned fill: no part reaches past it
+            let used = diagonal.layouts[0].used_length;
+            assert!(used <= b / 2f64.sqrt() + 1e-6, "{used} {b}");
+        }
+    }
+}
+
+#[test]
+fn a_fill_angle_keeps_edge_spacing_and_counts_the_used_corner() {
+    // the sheet's edge spacing still holds on the askew fill, and the last sheet's used area
+    // is the corner cut off across the fill, not the box of the used length
+    let mut sheet = one_sheet(400.0, 400.0);
+    (sheet.left, sheet.bottom, sheet.right, sheet.top) = (10.0, 5.0, 8.0, 6.0);
+    let p = Problem {
+        parts: vec![rect_part("sq", 40.0, 40.0, 10)],
+        sheets: vec![sheet],
+        settings: Settings {
+            fill_angle: FillAngle::new(30.0).unwrap(),
+            ..quick()
+        },
+    };
+    let r = run(&p);
+    assert_eq!(r.stats.parts_placed, 10);
+    for pl in placed_shapes(&p, &r.layouts[0]) {
+        let b = pl.geometry.bbox();
+        assert!(
+            b.min.x >= 10.0 - 1e-6 && b.min.y >= 5.0 - 1e-6,
+            "{}",
+            pl.label
+        );
+        assert!(
+            b.max.x <= 392.0 + 1e-6 && b.max.y <= 394.0 + 1e-6,
+            "{}",
+            pl.label
+        );
+    }
+    let used = r.layouts[0].used_length;
+    let (s, c) = 30f64.to_radians().sin_cos();
+    // the sheet before the used length: x cos 30 + y sin 30 <= used, inside 400 x 400
+    let mut area = 0.0;
+    let n = 4000;
+    for i in 0..n {
+        let x = (i as f64 + 0.5) * 400.0 / n as f64;
+        let y_max = ((used - x * c) / s).clamp(0.0, 400.0);
+        area += y_max * 400.0 / n as f64;
+    }
+    let expected = 100.0 * 10.0 * 1600.0 / area;
+    assert!(
+        (r.stats.utilisation - expected).abs() < 0.1,
+        "utilisation {} against {expected}",
+        r.stats.utilisation
+    );
+}

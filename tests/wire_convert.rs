@@ -109,6 +109,17 @@ fn enum_values_are_lenient() {
         convert(&r).unwrap().problem.parts[0].rotations,
         vec![0.0, 120.0, 240.0]
     );
+    // a nesting angle turns the fill; null and 0 are the plain fill
+    r["Request"]["NestSettings"]["NestingAngleDegrees"] = json!(30.5);
+    assert_eq!(
+        convert(&r).unwrap().problem.settings.fill_angle.degrees(),
+        30.5
+    );
+    r["Request"]["NestSettings"]["NestingAngleDegrees"] = json!(null);
+    assert_eq!(
+        convert(&r).unwrap().problem.settings.fill_angle.degrees(),
+        0.0
+    );
     // a tilt adds angles either side of each rotation (2.5-degree samples out to the tilt)
     r["Request"]["Parts"][0]["AllowableRotation"] = json!("None");
     r["Request"]["Parts"][0]["AllowableTilt"] = json!(5.0);
@@ -207,6 +218,16 @@ fn bad_requests_name_the_field_and_the_reason() {
             |r| r["Request"]["NestSettings"]["NestingOrigin"] = json!("Middle"),
             "Request.NestSettings.NestingOrigin",
             "allowed: BottomLeft, TopLeft, TopRight, BottomRight",
+        ),
+        (
+            |r| r["Request"]["NestSettings"]["NestingAngleDegrees"] = json!(90),
+            "Request.NestSettings.NestingAngleDegrees",
+            "less than 90 degrees",
+        ),
+        (
+            |r| r["Request"]["NestSettings"]["NestingAngleDegrees"] = json!(-15),
+            "Request.NestSettings.NestingAngleDegrees",
+            "at least 0",
         ),
         (
             |r| r["Request"]["NestSettings"]["MaxRunTimeSeconds"] = json!(-5),
@@ -394,4 +415,95 @@ fn remnant_and_layer_settings_are_parsed_leniently_and_named_when_wrong() {
     )
     .unwrap();
     assert_eq!(dxf.parts_layer.as_deref(), Some("a_b"));
+}
+
+/// `good()` with its disc and triangle moved into an assembly of `kits` kits (two discs and a
+/// triangle each).
+fn with_assembly(kits: i64) -> Value {
+    let mut r = good();
+    let parts = r["Request"]["Parts"].as_array_mut().unwrap();
+    let tri = parts.pop().unwrap();
+    let mut disc = parts.pop().unwrap();
+    disc["Priority"] = json!(3);
+    r["Request"]["Assemblies"] = json!([{"Parts": [disc, tri], "Quantity": kits}]);
+    r
+}
+
+#[test]
+fn assemblies_convert_to_kits_beside_loose_parts() {
+    let c = convert(&with_assembly(4)).unwrap();
+    let p = &c.problem;
+    let ids: Vec<&str> = p.parts.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["bracket", "disc", "tri"]);
+    assert_eq!(p.parts[0].kit, None);
+    // each part's Quantity is per kit; the kit nests at its parts' highest priority
+    assert_eq!(
+        (p.parts[1].quantity, p.parts[1].kit, p.parts[1].priority),
+        (
+            8,
+            Some(kerf::nest2d::KitRole {
+                assembly: 0,
+                per_kit: 2
+            }),
+            3
+        )
+    );
+    assert_eq!(
+        (p.parts[2].quantity, p.parts[2].kit, p.parts[2].priority),
+        (
+            4,
+            Some(kerf::nest2d::KitRole {
+                assembly: 0,
+                per_kit: 1
+            }),
+            3
+        )
+    );
+    // assemblies alone are a job too
+    let mut alone = with_assembly(1);
+    alone["Request"]["Parts"] = json!([]);
+    assert_eq!(convert(&alone).unwrap().problem.parts.len(), 2);
+}
+
+#[test]
+fn bad_assemblies_name_the_field_and_the_reason() {
+    type Edit = fn(&mut Value);
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (
+            |r| r["Request"]["Assemblies"][0]["Quantity"] = json!(0),
+            "Request.Assemblies[0].Quantity",
+            "at least 1 kit",
+        ),
+        (
+            |r| r["Request"]["Assemblies"][0]["Parts"] = json!([]),
+            "Request.Assemblies[0].Parts",
+            "at least one part",
+        ),
+        (
+            |r| r["Request"]["Assemblies"][0]["Parts"][1]["FillerPartQuantity"] = json!(2),
+            "Request.Assemblies[0].Parts[1].FillerPartQuantity",
+            "no filler copies",
+        ),
+        (
+            |r| r["Request"]["Assemblies"][0]["Parts"][0]["Identifier"] = json!("bracket"),
+            "Request.Assemblies[0].Parts[0].Identifier",
+            "already the identifier of a part from Parts[0]",
+        ),
+        (
+            |r| r["Request"]["Assemblies"][0]["Parts"][1]["Quantity"] = json!(0),
+            "Request.Assemblies[0].Parts[1].Quantity",
+            "at least 1",
+        ),
+    ];
+    for (edit, field, reason) in cases {
+        let mut r = with_assembly(2);
+        edit(&mut r);
+        let errors = convert(&r).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.field == field && e.message.contains(reason)),
+            "{field}: {errors:?}"
+        );
+    }
 }

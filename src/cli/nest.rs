@@ -1,7 +1,9 @@
 //! `kerf nest`: one nest from DXF files, no server.
 
 use crate::geometry::{import_dxf, import_dxf_sheet, ImportOptions};
-use crate::nest2d::{self, CancelHandle, PartSpec, Problem, Settings, SheetShape, SheetSpec};
+use crate::nest2d::{
+    self, CancelHandle, FillAngle, PartSpec, Problem, Settings, SheetShape, SheetSpec,
+};
 use anyhow::{anyhow, bail, Context, Result};
 
 /// Splits `VALUE[:QTY]`; the quantity must be a positive integer.
@@ -35,6 +37,8 @@ pub struct NestArgs {
     pub rotation: String,
     /// AllowableTilt in degrees (0: none).
     pub tilt: f64,
+    /// NestingAngleDegrees (0: the plain fill).
+    pub angle: f64,
     pub out: std::path::PathBuf,
     pub svg: Option<std::path::PathBuf>,
     pub png: Option<std::path::PathBuf>,
@@ -57,6 +61,7 @@ pub fn run(a: NestArgs) -> Result<()> {
     }
     let rot = crate::nest2d::tilted(&rotations(&a.rotation)?, a.tilt)
         .map_err(|why| anyhow!("--tilt {why}"))?;
+    let fill_angle = FillAngle::new(a.angle).map_err(|why| anyhow!("--angle {why}"))?;
     let opts = ImportOptions::default();
     let mut parts = Vec::new();
     for arg in &a.parts {
@@ -115,6 +120,7 @@ pub fn run(a: NestArgs) -> Result<()> {
         part_spacing: a.spacing,
         max_run_time_s: a.time,
         seed: a.seed,
+        fill_angle,
         ..Default::default()
     };
     let problem = Problem {

@@ -47,7 +47,7 @@ impl Link {
     fn new(problem: &Problem, si: usize, res: &Resolution) -> Link {
         let s = &problem.settings;
         let (w, h) = problem.sheets[si].extent();
-        let frame = Frame::new(s.direction, s.origin, w, h);
+        let frame = Frame::new(s, w, h);
         let area = sheet_area(problem, si, &frame, res.cell, res.margin);
         let (mut x_start, mut x_end, mut y_start, mut y_end) =
             (i32::MIN, i32::MAX, i32::MIN, i32::MAX);

@@ -8,7 +8,8 @@ use super::raster::{blocked_cells, rasterize};
 use super::search::{fill, Budget, Compactor, Oriented, Pose, SheetArea};
 use super::sheets::{SheetSearch, SEARCH_RESOLUTION, SEARCH_SHARE};
 use super::verify::{nesting_geometry, part_spacing, placed_geometry, verify_sheet, PlacedShape};
-use crate::geometry::{Affine, Point};
+use crate::geometry::{Affine, Point, Shape};
+use kerf_kernels::raster::{PartRaster, Run};
 use kerf_kernels::Evaluator;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -55,7 +56,7 @@ pub(super) fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
     let s = &problem.settings;
     let cell = choose_cell(problem, cells_per_part);
     // the linear part of the frame is the same for every sheet size
-    let frame0 = Frame::new(s.direction, s.origin, 1.0, 1.0);
+    let frame0 = Frame::new(s, 1.0, 1.0);
     let spacing_min = (0..problem.parts.len())
         .map(|i| part_spacing(problem, i))
         .fold(f64::INFINITY, f64::min);
@@ -166,7 +167,12 @@ pub fn nest(
         } else {
             resolution(problem, cells)
         };
-        if let Some(better) = search.improve(&filled, &res, until) {
+        // (a rebuild must keep every part and whole kits only; its own passes see to both)
+        let parts_of = |f: &[FilledSheet]| f.iter().map(|s| s.placed.len()).sum::<usize>();
+        if let Some(better) = search
+            .improve(&filled, &res, until)
+            .filter(|b| parts_of(b) == parts_of(&filled) && super::kits::all_whole(problem, b))
+        {
             filled = better;
             on_interim(&result_of(&filled, &unplaced));
         }
@@ -253,6 +259,10 @@ fn smaller_last_sheet(
     }
 }
 
+/// First-fits of a sheet's room after copies that made no whole kit came off it: each one may
+/// break another kit, so they stop after this many (the room then stays empty).
+pub(super) const MAX_KIT_REFILLS: usize = 3;
+
 /// Share of the time limit the construction may spend on finer rasters.
 const FILL_SHARE: f64 = 0.3;
 
@@ -334,6 +344,30 @@ fn fill_sheets(
         }
         fits
     });
+    // an assembly with a part that fits no sheet has no kit to nest
+    let hopeless: Vec<(u32, usize)> = unplaced
+        .iter()
+        .filter_map(|(it, _)| super::kits::assembly_of(problem, it).map(|a| (a, it.part)))
+        .collect();
+    pending.retain(|it| {
+        let Some(a) = super::kits::assembly_of(problem, it) else {
+            return true;
+        };
+        let Some(&(_, part)) = hopeless.iter().find(|(b, _)| *b == a) else {
+            return true;
+        };
+        if it.part != part {
+            unplaced.push((
+                *it,
+                format!(
+                    "{}: its part {} is larger than every sheet, so no kit of it can be nested",
+                    super::kits::assembly_name(a),
+                    problem.parts[part].id
+                ),
+            ));
+        }
+        false
+    });
     let mut filled: Vec<FilledSheet> = Vec::new();
     while !pending.is_empty() {
         match opener.open(eval, &mut pending, deadline)? {
@@ -361,13 +395,35 @@ pub(super) fn demand_in_order(problem: &Problem) -> Vec<Item> {
     items
 }
 
-/// Priority, then area, both descending; the part's index breaks ties.
+/// Priority, then area, both descending; the part's index breaks ties. An assembly's kit is one
+/// unit, placed when its biggest part would be, its copies one after another (so that a
+/// first-fit puts a kit on one sheet).
 pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item]) {
     let area_of = |i: &Item| problem.parts[i.part].geometry.area();
+    // each assembly's biggest part
+    let mut kit_area: std::collections::BTreeMap<u32, f64> = Default::default();
+    for p in &problem.parts {
+        if let Some(k) = p.kit {
+            let a = kit_area.entry(k.assembly).or_insert(0.0);
+            *a = a.max(p.geometry.area());
+        }
+    }
+    // (the unit's area, which unit: a kit (assembly, copy) before a loose copy (part, instance))
+    let unit = |i: &Item| match (
+        super::kits::assembly_of(problem, i),
+        problem.parts[i.part].kit,
+    ) {
+        (Some(a), Some(k)) => (kit_area[&a], (0, a as usize, i.instance / k.per_kit)),
+        _ => (area_of(i), (1, i.part, i.instance)),
+    };
     items.sort_by(|a, b| {
+        let (ua, ka) = unit(a);
+        let (ub, kb) = unit(b);
         problem.parts[b.part]
             .priority
             .cmp(&problem.parts[a.part].priority)
+            .then(ub.total_cmp(&ua))
+            .then(ka.cmp(&kb))
             .then(area_of(b).total_cmp(&area_of(a)))
             .then(a.part.cmp(&b.part))
             .then(a.instance.cmp(&b.instance))
@@ -409,7 +465,7 @@ impl<'a> SheetOpener<'a> {
             .enumerate()
             .map(|(si, sh)| {
                 let (w, h) = sh.extent();
-                let frame = Frame::new(s.direction, s.origin, w, h);
+                let frame = Frame::new(s, w, h);
                 let area = sheet_area(problem, si, &frame, res.cell, res.margin);
                 (frame, area)
             })
@@ -516,11 +572,12 @@ impl<'a> SheetOpener<'a> {
                 seconds = t_fill.elapsed().as_secs_f64(),
                 "first-fit"
             );
-            let placed: Vec<(Item, Pose)> = candidates
+            let mut placed: Vec<(Item, Pose)> = candidates
                 .iter()
                 .zip(poses)
                 .filter_map(|(i, p)| p.map(|p| (*i, p)))
                 .collect();
+            self.whole_kits_only(eval, &area, &candidates, &mut placed, deadline)?;
             if placed.is_empty() {
                 continue;
             }
@@ -536,6 +593,55 @@ impl<'a> SheetOpener<'a> {
             }));
         }
         Some(None)
+    }
+
+    /// Takes the copies that make no whole kit off a first-fitted sheet (`kits::surplus`) and
+    /// first-fits the room they leave from the other candidates, without them; a few times at
+    /// most, then the room stays. `None` when `deadline` passed.
+    fn whole_kits_only(
+        &self,
+        eval: &dyn Evaluator,
+        area: &SheetArea,
+        candidates: &[Item],
+        placed: &mut Vec<(Item, Pose)>,
+        deadline: Instant,
+    ) -> Option<()> {
+        let mut held_back: Vec<Item> = Vec::new();
+        for round in 0.. {
+            let items: Vec<Item> = placed.iter().map(|(i, _)| *i).collect();
+            let surplus = super::kits::surplus(self.problem, &items);
+            if surplus.is_empty() {
+                break;
+            }
+            for &k in surplus.iter().rev() {
+                held_back.push(placed.remove(k).0);
+            }
+            if round >= MAX_KIT_REFILLS {
+                continue;
+            }
+            let taken = |i: &Item| {
+                placed.iter().any(|(p, _)| p.same_unit(i))
+                    || held_back.iter().any(|h| h.same_unit(i))
+            };
+            let rest: Vec<Item> = candidates.iter().copied().filter(|i| !taken(i)).collect();
+            if rest.is_empty() {
+                continue;
+            }
+            let mut occ = area.new_occupancy();
+            let m = area.margin;
+            for (it, p) in placed.iter() {
+                occ.place(&self.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
+            }
+            let lists: Vec<&[Oriented]> =
+                rest.iter().map(|i| self.table[i.part].as_slice()).collect();
+            let poses = fill(eval, area, &mut occ, &lists, f64::INFINITY, deadline)?;
+            placed.extend(
+                rest.iter()
+                    .zip(poses)
+                    .filter_map(|(i, p)| p.map(|p| (*i, p))),
+            );
+        }
+        Some(())
     }
 
     /// `open` on sheet type `si` alone (if the sheet rules allow it): `None` when they do not,
@@ -566,16 +672,27 @@ impl<'a> SheetOpener<'a> {
         } else {
             "no sheet left: every sheet's quantity is used"
         };
+        // a sheet still to be had that took none of them: what is left are kits too big for
+        // one sheet
+        let sheets_left = self.next_sheet().is_some();
         items
             .map(move |it| {
                 let r = if s.strict_priorities
                     && self.problem.parts[it.part].priority < self.group_priority
                 {
                     "not nested: a higher-priority part could not be placed (StrictPartPriorities)"
+                        .to_string()
+                } else if let Some(a) = super::kits::assembly_of(self.problem, &it) {
+                    let name = super::kits::assembly_name(a);
+                    if sheets_left {
+                        format!("{name}: a kit's parts do not fit together on one sheet")
+                    } else {
+                        format!("{name}: {reason}")
+                    }
                 } else {
-                    reason
+                    reason.to_string()
                 };
-                (it, r.to_string())
+                (it, r)
             })
             .collect()
     }
@@ -846,6 +963,7 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
             )));
         }
     }
+    super::kits::check(problem).map_err(NestError::Invalid)?;
     for sh in &problem.sheets {
         let (w, h) = sh.extent();
         if !(w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite()) {
@@ -976,36 +1094,67 @@ pub(super) fn sheet_area(
     let sh = &problem.sheets[si];
     let (w, h) = sh.extent();
     let t = frame.to_canonical();
-    // usable rectangle (edge spacings) in canonical coordinates
-    let a = t.apply(Point::new(sh.left, sh.bottom));
-    let b = t.apply(Point::new(w - sh.right, h - sh.top));
-    let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
-    let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
+    // the usable rectangle (inside the edge spacings), in canonical coordinates: its box bounds
+    // the search
+    let usable = Shape::new(
+        vec![
+            Point::new(sh.left, sh.bottom),
+            Point::new(w - sh.right, sh.bottom),
+            Point::new(w - sh.right, h - sh.top),
+            Point::new(sh.left, h - sh.top),
+        ],
+        vec![],
+    )
+    .transformed(&t);
+    let b = usable.bbox();
     let mut area = SheetArea {
         cell,
-        x0,
-        y0,
-        x1,
-        y1,
+        x0: b.min.x,
+        y0: b.min.y,
+        x1: b.max.x,
+        y1: b.max.y,
         blocked: None,
         margin,
     };
+    // cells the search must never use: an irregular sheet's outside and defects (kept clear by
+    // its spacing), and on a turned frame whatever lies past the usable rectangle's askew edges
+    let mut keep_out: Vec<(Shape, f64)> = Vec::new();
     if let SheetShape::Outline(shape) = &sh.shape {
-        let canon = shape.transformed(&t);
+        keep_out.push((shape.transformed(&t), sh.irregular_spacing.max(0.0)));
+    }
+    if frame.is_turned() {
+        keep_out.push((usable, 0.0));
+    }
+    if !keep_out.is_empty() {
         let (cw, ch) = frame.extent(w, h);
         let gw = (cw / cell).ceil() as u32 + 2 * margin as u32 + 2;
         let gh = (ch / cell).ceil() as u32 + 2 * margin as u32 + 2;
         let go = Point::new(-(margin as f64) * cell, -(margin as f64) * cell);
-        area.blocked = Some(blocked_cells(
-            &canon,
-            sh.irregular_spacing.max(0.0),
-            cell,
-            gw,
-            gh,
-            go,
-        ));
+        let rasters: Vec<PartRaster> = keep_out
+            .iter()
+            .map(|(shape, clearance)| blocked_cells(shape, *clearance, cell, gw, gh, go))
+            .collect();
+        area.blocked = Some(union_of(&rasters, gw, gh));
     }
     area
+}
+
+/// The cells that any of `rasters` (all `width` x `height`) holds.
+fn union_of(rasters: &[PartRaster], width: u32, height: u32) -> PartRaster {
+    if let [one] = rasters {
+        return one.clone();
+    }
+    let rows = (0..height)
+        .map(|y| {
+            let mut runs: Vec<Run> = rasters
+                .iter()
+                .flat_map(|r| r.row(y).iter().copied())
+                .collect();
+            runs.sort_unstable();
+            runs
+        })
+        .collect();
+    PartRaster::from_row_runs(width, rows)
 }
 
 /// Places filler copies where room is left (FillerPartsStrategy).
@@ -1070,9 +1219,16 @@ fn build_result(
     let mut total_part_area = 0.0;
     let mut total_sheet_area = 0.0;
     let mut last_used_length = 0.0;
+    // kit copies are numbered in sheet order, so a kit's copies share a sheet
+    let instances = super::kits::instances(
+        problem,
+        &filled
+            .iter()
+            .map(|f| f.placed.iter().map(|(i, _)| *i).collect())
+            .collect::<Vec<Vec<Item>>>(),
+    );
     for (fi, fs) in filled.iter().enumerate() {
         let sh = &problem.sheets[fs.sheet];
-        let (w, h) = sh.extent();
         let mut placements: Vec<Placement> = fs
             .placed
             .iter()
@@ -1085,7 +1241,7 @@ fn build_result(
                 );
                 Placement {
                     part: it.part,
-                    instance: it.instance,
+                    instance: instances[fi][k],
                     x: t.x,
                     y: t.y,
                     rotation: o.rotation,
@@ -1101,11 +1257,10 @@ fn build_result(
             .sum();
         // used length along the fill direction, from the sheet's start
         let used = fs.used_length();
-        let (cl, ch) = fs.frame.extent(w, h);
         let is_last = fi + 1 == filled.len();
-        // the last sheet counts only its used length; full sheets count whole
+        // the last sheet counts only its material before the used length; full sheets count whole
         let used_area = if is_last {
-            (used.min(cl)) * ch
+            fs.frame.area_before(&sh.material(), used)
         } else {
             sh.area()
         };
@@ -1212,15 +1367,39 @@ pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
                 break;
             };
             let p = layout.placements.remove(idx);
+            let mut removed = vec![(
+                p,
+                "internal error: the layout failed exact verification".to_string(),
+            )];
+            // the rest of its kit goes with it
+            let items: Vec<Item> = layout
+                .placements
+                .iter()
+                .map(|q| Item {
+                    part: q.part,
+                    instance: q.instance,
+                    is_filler: q.is_filler,
+                })
+                .collect();
+            for k in super::kits::surplus(problem, &items).into_iter().rev() {
+                let q = layout.placements.remove(k);
+                let why = format!(
+                    "internal error: another part of its kit in {} failed exact verification",
+                    super::kits::assembly_name(problem.parts[q.part].kit.map_or(0, |k| k.assembly))
+                );
+                removed.push((q, why));
+            }
             let m = layout.multiplicity;
-            if !p.is_filler {
-                result.stats.parts_placed -= m;
-                result.stats.parts_unplaced += m;
-                result.unplaced.push(Unplaced {
-                    part: p.part,
-                    quantity: m,
-                    reason: "internal error: the layout failed exact verification".into(),
-                });
+            for (p, reason) in removed {
+                if !p.is_filler {
+                    result.stats.parts_placed -= m;
+                    result.stats.parts_unplaced += m;
+                    result.unplaced.push(Unplaced {
+                        part: p.part,
+                        quantity: m,
+                        reason,
+                    });
+                }
             }
         }
     }

@@ -4,6 +4,7 @@
 mod chain;
 pub mod engine;
 pub mod frame;
+mod kits;
 pub mod model;
 pub mod raster;
 pub mod rng;
@@ -13,4 +14,5 @@ pub mod slide;
 pub mod verify;
 
 pub use engine::{enforce_verified, nest, placed_shapes, CancelHandle, NestError};
+pub use kits::assembly_name;
 pub use model::*;

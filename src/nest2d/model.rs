@@ -16,6 +16,7 @@ impl PartSpec {
             spacing_override: None,
             nest_as_rectangle: false,
             filler_quantity: 0,
+            kit: None,
         }
     }
 }
@@ -35,6 +36,31 @@ pub enum Origin {
     TopLeft,
     TopRight,
     BottomRight,
+}
+
+/// NestingAngleDegrees: how far the fill direction is turned from the NestingDirection axis
+/// towards the sheet's other axis, in degrees, 0 <= angle < 90. Within that range the fill
+/// still starts at the NestingOrigin corner (at 90 it would start at the next corner, which is
+/// what the other NestingDirection already gives).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct FillAngle(f64);
+
+impl FillAngle {
+    /// The angle, or why it is refused (the caller names its field).
+    pub fn new(degrees: f64) -> Result<FillAngle, String> {
+        if (0.0..90.0).contains(&degrees) {
+            Ok(FillAngle(degrees))
+        } else {
+            Err(format!(
+                "must be at least 0 and less than 90 degrees (got {degrees}): it turns the fill \
+                 from the NestingDirection axis towards the other axis; for 90 give the other \
+                 NestingDirection"
+            ))
+        }
+    }
+    pub fn degrees(self) -> f64 {
+        self.0
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -105,6 +131,18 @@ pub struct PartSpec {
     pub nest_as_rectangle: bool,
     /// Extra copies placed only where room is left (per FillerStrategy).
     pub filler_quantity: u32,
+    /// Set when the part belongs to an assembly: its copies nest only in whole kits.
+    pub kit: Option<KitRole>,
+}
+
+/// A part's place in an assembly (a kit): `quantity` is then `per_kit` times the number of
+/// kits, and every sheet holds as many whole kits of the assembly as it holds any of its parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KitRole {
+    /// The assembly's index in the request (`Assemblies[i]`).
+    pub assembly: u32,
+    /// Copies of this part in one kit (at least 1).
+    pub per_kit: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -180,6 +218,7 @@ pub struct Settings {
     pub utilisation_target: Option<f64>,
     pub direction: Direction,
     pub origin: Origin,
+    pub fill_angle: FillAngle,
     pub objective: Objective,
     pub repeat: RepeatPreference,
     pub inner_loop_fill: InnerLoopFill,
@@ -204,6 +243,7 @@ impl Default for Settings {
             utilisation_target: None,
             direction: Direction::X,
             origin: Origin::BottomLeft,
+            fill_angle: FillAngle::default(),
             objective: Objective::MaximiseUtilisation,
             repeat: RepeatPreference::None,
             inner_loop_fill: InnerLoopFill::Allow,
@@ -396,6 +436,16 @@ mod tests {
         let step = rotation_set("2.5", 90.0).unwrap();
         assert_eq!(step.len(), 144);
         assert_eq!(tilted(&step, 2.5).unwrap().len(), step.len());
+    }
+
+    #[test]
+    fn a_fill_angle_outside_0_to_90_is_refused_with_the_reason() {
+        assert_eq!(FillAngle::new(0.0).unwrap().degrees(), 0.0);
+        assert_eq!(FillAngle::new(89.5).unwrap().degrees(), 89.5);
+        for bad in [-0.5, 90.0, 180.0, f64::NAN] {
+            let why = FillAngle::new(bad).unwrap_err();
+            assert!(why.contains("less than 90"), "{bad}: {why}");
+        }
     }
 
     #[test]

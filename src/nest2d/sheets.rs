@@ -30,6 +30,7 @@
 use super::chain::Chain;
 use super::engine::{
     sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
+    MAX_KIT_REFILLS,
 };
 use super::model::{Problem, RepeatPreference};
 use super::search::{fill, least_overlap_pose, Budget, Compactor, Oriented, Pose};
@@ -133,7 +134,13 @@ impl SheetSearch<'_> {
                     deadline: Instant::now() + left.div_f64(sheets_left.max(1) as f64),
                     rounds: densify_rounds,
                 };
-                self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64)
+                let dense = self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64);
+                let whole = whole_kits(self.problem, self.eval, dense, &[], &mut pool, deadline);
+                if whole.placed.is_empty() {
+                    // every part it kept broke a kit: no rebuild (never seen; a guard)
+                    return None;
+                }
+                whole
             } else {
                 // out of time to densify: first-fit the rest (a deadline passed here drops the
                 // rebuild, and the construction stands)
@@ -538,8 +545,16 @@ impl SheetSearch<'_> {
                     rounds,
                 };
                 let sheet = done[k].clone();
+                let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
                 let salt = 1_000_003 + pass * 1009 + k as u64;
-                done[k] = self.densify(sheet, &mut pool, None, slice, salt);
+                done[k] = whole_kits(
+                    self.problem,
+                    self.eval,
+                    self.densify(sheet, &mut pool, None, slice, salt),
+                    &before,
+                    &mut pool,
+                    deadline,
+                );
             }
             tracing::debug!(
                 pass,
@@ -604,7 +619,10 @@ impl Quota {
             }
         }
         for a in &mut allowed {
-            a.1 = (a.1 as f64 * fraction).ceil() as usize;
+            // a kit's parts in whole kits: rounded up to a multiple of the copies per kit (the
+            // pool holds whole kits, so every part of an assembly gives the same kit count)
+            let step = problem.parts[a.0].kit.map_or(1, |k| k.per_kit as usize);
+            a.1 = (((a.1 as f64 * fraction) / step as f64).ceil() as usize * step).min(a.1);
         }
         Quota { allowed }
     }
@@ -671,6 +689,49 @@ fn distinct_layouts(sheets: &[FilledSheet]) -> usize {
     keys.sort();
     keys.dedup();
     keys.len()
+}
+
+/// Takes the copies that make no whole kit (`kits::surplus`) off a sheet and back to the pool,
+/// copies that were not on it in `before` first (a sheet that held whole kits before a pass
+/// only ever gives back what the pass brought), and first-fits the room they leave from the
+/// rest of the pool; a few times at most (each first-fit may break another kit). Taking parts
+/// off never makes an overlap.
+fn whole_kits(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    mut sheet: FilledSheet,
+    before: &[Item],
+    pool: &mut Vec<Item>,
+    deadline: Instant,
+) -> FilledSheet {
+    let mut held_back: Vec<Item> = Vec::new();
+    for round in 0..=MAX_KIT_REFILLS {
+        let mut order: Vec<usize> = (0..sheet.placed.len()).collect();
+        order.sort_by_key(|&k| !before.iter().any(|b| b.same_unit(&sheet.placed[k].0)));
+        let items: Vec<Item> = order.iter().map(|&k| sheet.placed[k].0).collect();
+        let mut surplus: Vec<usize> = super::kits::surplus(problem, &items)
+            .into_iter()
+            .map(|n| order[n])
+            .collect();
+        if surplus.is_empty() {
+            break;
+        }
+        surplus.sort_unstable();
+        for &k in surplus.iter().rev() {
+            held_back.push(sheet.placed.remove(k).0);
+            if k < sheet.nudges.len() {
+                sheet.nudges.remove(k);
+            }
+        }
+        if round < MAX_KIT_REFILLS {
+            refill(eval, &mut sheet, pool, deadline);
+        }
+    }
+    if !held_back.is_empty() {
+        pool.extend(held_back);
+        sort_for_placing(problem, pool);
+    }
+    sheet
 }
 
 /// The same layout again, with the next unused copies of each part (taken out of `pool`).

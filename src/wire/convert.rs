@@ -203,44 +203,71 @@ pub fn to_problem(
     let ns = req.nest_settings.clone().unwrap_or_default();
     let mut warnings = Vec::new();
     let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"));
-    if req
-        .assemblies
-        .as_ref()
-        .is_some_and(|a| a.as_array().is_some_and(|v| !v.is_empty()))
-    {
-        e.add(
-            format!("{at}.Assemblies"),
-            "assemblies are not supported yet; send their parts as Parts",
-        );
-    }
-
     let mut parts = Vec::new();
+    // identifiers must be unique, over Parts and every assembly's Parts: results and exports
+    // name parts by them
+    let mut seen: std::collections::HashMap<String, String> = Default::default();
+    // (`field` is where the part is, from `at`: a message names the first one from there)
+    let mut unique = |e: &mut Errors, made: &[PartSpec], field: &str| {
+        let from_request = field
+            .strip_prefix(at)
+            .unwrap_or(field)
+            .trim_start_matches('.');
+        for spec in made {
+            if let Some(first) = seen.insert(spec.id.clone(), from_request.to_string()) {
+                e.add(
+                    format!("{field}.Identifier"),
+                    format!("'{}' is already the identifier of a part from {first}: identifiers must be unique (results and exports name parts by them)", spec.id),
+                );
+            }
+        }
+    };
+    let assemblies = req.assemblies.as_deref().unwrap_or_default();
     match req.parts.as_deref() {
-        None | Some([]) => e.add(format!("{at}.Parts"), "at least one part is required"),
+        None | Some([]) if assemblies.is_empty() => e.add(
+            format!("{at}.Parts"),
+            "at least one part (or assembly) is required",
+        ),
+        None | Some([]) => {}
         Some(list) => {
-            // identifiers must be unique: results and exports name parts by them
-            let mut seen: std::collections::HashMap<String, usize> = Default::default();
             for (i, p) in list.iter().enumerate() {
+                let field = format!("{at}.Parts[{i}]");
                 let made = part(
                     &mut e,
                     p,
-                    &format!("{at}.Parts[{i}]"),
-                    i,
+                    &field,
+                    &format!("Part{}", i + 1),
                     default_kind,
                     &import,
                     &mut warnings,
                 );
-                for spec in &made {
-                    if let Some(first) = seen.insert(spec.id.clone(), i) {
-                        e.add(
-                            format!("{at}.Parts[{i}].Identifier"),
-                            format!("'{}' is already the identifier of a part from Parts[{first}]: identifiers must be unique (results and exports name parts by them)", spec.id),
-                        );
-                    }
-                }
+                unique(&mut e, &made, &field);
                 parts.extend(made);
             }
         }
+    }
+    for (a, asm) in assemblies.iter().enumerate() {
+        let made = assembly(
+            &mut e,
+            asm,
+            a,
+            &format!("{at}.Assemblies[{a}]"),
+            |e, p, j| {
+                let field = format!("{at}.Assemblies[{a}].Parts[{j}]");
+                let made = part(
+                    e,
+                    p,
+                    &field,
+                    &format!("Assembly{}Part{}", a + 1, j + 1),
+                    default_kind,
+                    &import,
+                    &mut warnings,
+                );
+                unique(e, &made, &field);
+                made
+            },
+        );
+        parts.extend(made);
     }
     let instances: u64 = parts
         .iter()
@@ -358,12 +385,13 @@ fn settings(e: &mut Errors, s: &NestSettings, at: &str) -> Settings {
             None
         }
     };
-    if s.nesting_angle_degrees.is_some_and(|a| a != 0.0) {
-        e.add(
-            f("NestingAngleDegrees"),
-            "nesting at an angle is not supported yet; leave it 0 or null",
-        );
-    }
+    let fill_angle = match FillAngle::new(s.nesting_angle_degrees.unwrap_or(0.0)) {
+        Ok(a) => a,
+        Err(why) => {
+            e.add(f("NestingAngleDegrees"), why);
+            FillAngle::default()
+        }
+    };
     if s.maximum_cpu_count < 0 {
         e.add(f("MaximumCPUCount"), "must be 0 (all cores) or more");
     }
@@ -405,6 +433,7 @@ fn settings(e: &mut Errors, s: &NestSettings, at: &str) -> Settings {
                 ("BottomRight", Origin::BottomRight),
             ],
         ),
+        fill_angle,
         objective: e.pick(
             &f("NestingObjective"),
             s.nesting_objective.as_deref(),
@@ -558,7 +587,7 @@ fn part(
     e: &mut Errors,
     p: &Base64Part,
     at: &str,
-    index: usize,
+    default_id: &str,
     default_kind: GeometryKind,
     import: &ImportOptions,
     warnings: &mut Vec<String>,
@@ -568,7 +597,7 @@ fn part(
         .identifier
         .clone()
         .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| format!("Part{}", index + 1));
+        .unwrap_or_else(|| default_id.to_string());
     let name = p
         .file_name_with_extension
         .clone()
@@ -657,8 +686,68 @@ fn part(
             spacing_override,
             nest_as_rectangle: p.nest_as_rectangle,
             filler_quantity: p.filler_part_quantity.max(0) as u32,
+            kit: None,
         })
         .collect()
+}
+
+/// An assembly's parts (converted by `convert_part`, which gets each one's index) as kit
+/// members: each part's Quantity is its copies per kit, the assembly's Quantity the kits, and
+/// all of a kit's parts nest at the highest Priority among them.
+fn assembly(
+    e: &mut Errors,
+    asm: &Assembly,
+    index: usize,
+    at: &str,
+    mut convert_part: impl FnMut(&mut Errors, &Base64Part, usize) -> Vec<PartSpec>,
+) -> Vec<PartSpec> {
+    let kits = if asm.quantity < 1 {
+        e.add(
+            format!("{at}.Quantity"),
+            format!("must be at least 1 kit (got {})", asm.quantity),
+        );
+        1
+    } else {
+        asm.quantity as u32
+    };
+    let list = asm.parts.as_deref().unwrap_or_default();
+    if list.is_empty() {
+        e.add(format!("{at}.Parts"), "an assembly needs at least one part");
+    }
+    let mut members: Vec<PartSpec> = Vec::new();
+    for (j, p) in list.iter().enumerate() {
+        if p.filler_part_quantity > 0 {
+            e.add(
+                format!("{at}.Parts[{j}].FillerPartQuantity"),
+                "an assembly's part takes no filler copies (they would belong to no kit); leave it 0",
+            );
+        }
+        for mut spec in convert_part(e, p, j) {
+            let per_kit = spec.quantity.max(1);
+            let Some(quantity) = per_kit.checked_mul(kits) else {
+                e.add(
+                    format!("{at}.Quantity"),
+                    format!(
+                        "{kits} kits of {per_kit} copies of '{}' are too many",
+                        spec.id
+                    ),
+                );
+                continue;
+            };
+            spec.kit = Some(KitRole {
+                assembly: index as u32,
+                per_kit,
+            });
+            spec.quantity = quantity;
+            spec.filler_quantity = 0;
+            members.push(spec);
+        }
+    }
+    let priority = members.iter().map(|m| m.priority).max().unwrap_or(0);
+    for m in &mut members {
+        m.priority = priority;
+    }
+    members
 }
 
 fn sheet(

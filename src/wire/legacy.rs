@@ -19,8 +19,8 @@ use super::convert::FieldError;
 use super::exports::{DxfSettingsBody, RemnantSettingsBody, RenderSettingsBody};
 use super::responses::NestingResultData;
 use super::types::{
-    Base64NestingRequest, Base64Part, Base64Sheet, DxfNestingRequest, ImportLayerAssignment,
-    ImportSettings, NestSettings,
+    Assembly, Base64NestingRequest, Base64Part, Base64Sheet, DxfNestingRequest,
+    ImportLayerAssignment, ImportSettings, NestSettings,
 };
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use serde::{Deserialize, Serialize};
@@ -181,7 +181,7 @@ struct XmlPartExport {
     exported_geometry_structure: Option<String>,
 }
 
-/// An Assembly as XML (assemblies are refused, as in JSON, once converted).
+/// An Assembly as XML.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct XmlAssembly {
@@ -386,20 +386,23 @@ fn to_model(x: XmlRequest) -> Result<Base64NestingRequest, FieldError> {
             to_scale: i.to_scale,
         }),
     };
-    let assemblies = items(x.assemblies, &at("Assemblies"))?.map(|list| {
-        // the JSON model keeps assemblies as they came (and refuses any): their quantities
-        // and part counts say enough
-        Value::Array(
-            list.iter()
-                .map(|a| {
-                    serde_json::json!({
-                        "Quantity": a.quantity,
-                        "Parts": a.parts.as_ref().map_or(0, |p| p.items.len()),
+    let assemblies = match items(x.assemblies, &at("Assemblies"))? {
+        None => None,
+        Some(list) => Some(
+            list.into_iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    Ok(Assembly {
+                        parts: items(
+                            a.parts,
+                            &at(&format!("Assemblies/Assembly[{}]/Parts", k + 1)),
+                        )?,
+                        quantity: a.quantity,
                     })
                 })
-                .collect(),
-        )
-    });
+                .collect::<Result<Vec<Assembly>, FieldError>>()?,
+        ),
+    };
     Ok(Base64NestingRequest {
         geometry_definition_import_settings: import,
         nest_settings: x.nest_settings,
@@ -554,7 +557,35 @@ mod tests {
         assert_eq!(parts[0].part_spacing_override, None);
         assert_eq!(parts[1].quantity, 1);
         assert!(r.sheets.is_some_and(|s| s.is_empty()));
-        assert_eq!(r.assemblies, Some(Value::Array(vec![])));
+        assert!(r.assemblies.is_some_and(|a| a.is_empty()));
+    }
+
+    #[test]
+    fn reads_assemblies_with_their_parts() {
+        let xml = MINIMAL.replace(
+            "<Assemblies />",
+            "<Assemblies><Assembly><Parts><Base64Part><Identifier>K1</Identifier>\
+             <Quantity>2</Quantity></Base64Part></Parts><Quantity>5</Quantity></Assembly>\
+             </Assemblies>",
+        );
+        let a = parse_request(&xml).unwrap().assemblies.unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].quantity, 5);
+        let parts = a[0].parts.as_ref().unwrap();
+        assert_eq!(
+            (parts[0].identifier.as_deref(), parts[0].quantity),
+            (Some("K1"), 2)
+        );
+        // the wrong element in an assembly's parts is named by its path
+        let wrong = MINIMAL.replace(
+            "<Assemblies />",
+            "<Assemblies><Assembly><Parts><Base64Sheet /></Parts></Assembly></Assemblies>",
+        );
+        let e = parse_request(&wrong).unwrap_err();
+        assert_eq!(
+            e.field,
+            "Base64NestingRequest/Assemblies/Assembly[1]/Parts/Base64Sheet[1]"
+        );
     }
 
     #[test]

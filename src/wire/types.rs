@@ -42,8 +42,7 @@ pub struct Base64NestingRequest {
     #[serde(rename = "Sheets")]
     pub sheets: Option<Vec<Base64Sheet>>,
     #[serde(rename = "Assemblies")]
-    #[schema(value_type = Option<Object>)]
-    pub assemblies: Option<serde_json::Value>,
+    pub assemblies: Option<Vec<Assembly>>,
     #[serde(rename = "RemnantGenerationSettings")]
     #[schema(value_type = Option<Object>)]
     pub remnant_generation_settings: Option<serde_json::Value>,
@@ -93,6 +92,17 @@ pub struct Base64Part {
     pub nest_as_rectangle: bool,
     #[serde(rename = "CommonCutMaxBlockSize")]
     pub common_cut_max_block_size: i32,
+}
+
+/// A kit: its parts (each Quantity is per kit) always nest together on one sheet, Quantity
+/// kits in all.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default)]
+pub struct Assembly {
+    #[serde(rename = "Parts")]
+    pub parts: Option<Vec<Base64Part>>,
+    #[serde(rename = "Quantity")]
+    pub quantity: i32,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
