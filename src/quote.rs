@@ -107,6 +107,8 @@ pub fn sub_nest(
         alone.quantity = copies;
         alone.filler_quantity = 0;
         alone.priority = 0;
+        // a quote prices each part alone: an assembly's part is no kit here
+        alone.kit = None;
         let mut stock = sheet.clone();
         stock.quantity = None;
         stock.priority = 0;
@@ -278,6 +280,22 @@ mod tests {
         assert!(s.last_used_length <= 1000.0 + 1e-9 && s.last_used_length >= 500.0 - 1e-9);
         assert!((s.cut_length - 300.0).abs() < 1e-9);
         assert_eq!(s.bounding_box, (100.0, 50.0));
+    }
+
+    #[test]
+    fn an_assemblys_part_is_priced_alone() {
+        // 3 kits of 7 copies: 21 copies of the part, priced alone as any other part (and a
+        // sheet's share of copies need not make whole kits)
+        let eval = kerf_kernels::CpuEvaluator;
+        let mut q = problem(21);
+        q.parts[0].kit = Some(nest2d::KitRole {
+            assembly: 0,
+            per_kit: 7,
+        });
+        q.sheets[0] = SheetSpec::rectangle("sheet", 450.0, 100.0);
+        let s = sub_nest(&q, 0, &eval, &CancelHandle::default()).unwrap();
+        // 4 x 2 upright and one turned in the 50 x 100 left over: 9 a sheet, no multiple of 7
+        assert_eq!((s.parts_per_sheet, s.sheets_required), (9, 3));
     }
 
     #[test]

@@ -132,6 +132,49 @@ fn a_kit_too_big_for_one_sheet_is_unplaced_whole_and_the_rest_nests() {
 }
 
 #[test]
+fn kits_too_big_for_a_sheet_never_crowd_out_loose_parts() {
+    // each kit's first part fits a sheet alone, so every first-fit puts one there; the loose
+    // 60 x 60 plate fits only once it is taken off again
+    let p = Problem {
+        parts: vec![
+            member("left", 70.0, 70.0, 1, 0, 4),
+            member("right", 70.0, 70.0, 1, 0, 4),
+            rect("plate", 60.0, 60.0, 2),
+        ],
+        sheets: vec![SheetSpec::rectangle("s", 100.0, 100.0)],
+        settings: settings(),
+    };
+    let r = run(&p);
+    assert_eq!(r.stats.parts_placed, 2, "{:?}", r.unplaced);
+    assert!(r.unplaced.iter().all(|u| u.part != 2), "{:?}", r.unplaced);
+    assert!(r
+        .unplaced
+        .iter()
+        .all(|u| u.reason.contains("do not fit together")));
+}
+
+#[test]
+fn on_a_turned_fill_a_part_larger_than_the_sheet_is_refused_as_such() {
+    // the turned frame's search box is larger than the sheet: the part's own box decides
+    let p = Problem {
+        parts: vec![rect("long", 130.0, 10.0, 1), rect("plate", 20.0, 20.0, 2)],
+        sheets: vec![SheetSpec::rectangle("s", 100.0, 100.0)],
+        settings: Settings {
+            fill_angle: FillAngle::new(45.0).unwrap(),
+            ..settings()
+        },
+    };
+    let r = run(&p);
+    assert_eq!(r.stats.parts_placed, 2);
+    let u = r
+        .unplaced
+        .iter()
+        .find(|u| u.part == 0)
+        .expect("long unplaced");
+    assert!(u.reason.contains("larger than every sheet"), "{}", u.reason);
+}
+
+#[test]
 fn an_assembly_with_a_part_larger_than_every_sheet_nests_no_kit() {
     let p = Problem {
         parts: vec![

@@ -481,13 +481,26 @@ impl<'a> SheetOpener<'a> {
         }
     }
 
-    /// Whether the part fits some sheet type in some orientation.
+    /// Whether the part fits some sheet type in some orientation: within the search box and,
+    /// in the sheet's own axes, within the usable rectangle (on a turned frame the search box
+    /// is larger than the sheet).
     pub(super) fn fits_some_sheet(&self, part: usize) -> bool {
-        self.areas.iter().any(|(_, a)| {
-            self.table[part]
-                .iter()
-                .any(|o| a.bounds(o, f64::INFINITY).is_some())
-        })
+        let g = nesting_geometry(self.problem, part);
+        self.areas
+            .iter()
+            .zip(&self.problem.sheets)
+            .any(|((_, a), sh)| {
+                let (w, h) = sh.extent();
+                let (uw, uh) = (w - sh.left - sh.right, h - sh.top - sh.bottom);
+                self.table[part].iter().any(|o| {
+                    let b = g
+                        .transformed(&Affine::placement(o.mirrored, o.rotation, 0.0, 0.0))
+                        .bbox();
+                    a.bounds(o, f64::INFINITY).is_some()
+                        && b.width() <= uw * (1.0 + 1e-9)
+                        && b.height() <= uh * (1.0 + 1e-9)
+                })
+            })
     }
 
     /// Counts a sheet of type `si` as used (its quantity, its size).
@@ -596,8 +609,9 @@ impl<'a> SheetOpener<'a> {
     }
 
     /// Takes the copies that make no whole kit off a first-fitted sheet (`kits::surplus`) and
-    /// first-fits the room they leave from the other candidates, without them; a few times at
-    /// most, then the room stays. `None` when `deadline` passed.
+    /// first-fits the room they leave from the other candidates, without any copy of the
+    /// assemblies they broke; a few times at most, then the room stays. `None` when `deadline`
+    /// passed.
     fn whole_kits_only(
         &self,
         eval: &dyn Evaluator,
@@ -606,7 +620,9 @@ impl<'a> SheetOpener<'a> {
         placed: &mut Vec<(Item, Pose)>,
         deadline: Instant,
     ) -> Option<()> {
-        let mut held_back: Vec<Item> = Vec::new();
+        // assemblies that broke a kit on this sheet: none of their copies comes back to it (a
+        // kit too big for the sheet would otherwise take every refill), the room goes to others
+        let mut broken: Vec<u32> = Vec::new();
         for round in 0.. {
             let items: Vec<Item> = placed.iter().map(|(i, _)| *i).collect();
             let surplus = super::kits::surplus(self.problem, &items);
@@ -614,14 +630,19 @@ impl<'a> SheetOpener<'a> {
                 break;
             }
             for &k in surplus.iter().rev() {
-                held_back.push(placed.remove(k).0);
+                let (it, _) = placed.remove(k);
+                let a = super::kits::assembly_of(self.problem, &it).expect("surplus is kit");
+                if !broken.contains(&a) {
+                    broken.push(a);
+                }
             }
             if round >= MAX_KIT_REFILLS {
                 continue;
             }
             let taken = |i: &Item| {
                 placed.iter().any(|(p, _)| p.same_unit(i))
-                    || held_back.iter().any(|h| h.same_unit(i))
+                    || super::kits::assembly_of(self.problem, i)
+                        .is_some_and(|a| broken.contains(&a))
             };
             let rest: Vec<Item> = candidates.iter().copied().filter(|i| !taken(i)).collect();
             if rest.is_empty() {
@@ -1371,23 +1392,21 @@ pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
                 p,
                 "internal error: the layout failed exact verification".to_string(),
             )];
-            // the rest of its kit goes with it
-            let items: Vec<Item> = layout
-                .placements
-                .iter()
-                .map(|q| Item {
-                    part: q.part,
-                    instance: q.instance,
-                    is_filler: q.is_filler,
-                })
-                .collect();
-            for k in super::kits::surplus(problem, &items).into_iter().rev() {
-                let q = layout.placements.remove(k);
+            // the rest of its kit goes with it (kit c: instances c * per_kit .. of each part)
+            if let Some(failed) = problem.parts[removed[0].0.part].kit {
+                let kit = removed[0].0.instance / failed.per_kit;
                 let why = format!(
                     "internal error: another part of its kit in {} failed exact verification",
-                    super::kits::assembly_name(problem.parts[q.part].kit.map_or(0, |k| k.assembly))
+                    super::kits::assembly_name(failed.assembly)
                 );
-                removed.push((q, why));
+                let same_kit = |q: &Placement| {
+                    problem.parts[q.part].kit.is_some_and(|k| {
+                        k.assembly == failed.assembly && q.instance / k.per_kit == kit
+                    })
+                };
+                while let Some(k) = layout.placements.iter().position(same_kit) {
+                    removed.push((layout.placements.remove(k), why.clone()));
+                }
             }
             let m = layout.multiplicity;
             for (p, reason) in removed {

@@ -92,22 +92,27 @@ impl Frame {
         };
         inv.apply(t.sub(self.e))
     }
-    /// Canonical extent (length along the fill direction, height across it) of a sheet: the box
-    /// of its turned corners.
+    /// Canonical extent (length along the fill direction, height across it) of a sheet of this
+    /// size: the box of its turned corners. The linear part alone decides it, so a frame built
+    /// for one sheet size (the resolution's 1 x 1) answers for any.
     pub fn extent(&self, sheet_w: f64, sheet_h: f64) -> (f64, f64) {
-        let t = self.to_canonical();
         let corners = [
+            Point::new(0.0, 0.0),
             Point::new(sheet_w, 0.0),
             Point::new(0.0, sheet_h),
             Point::new(sheet_w, sheet_h),
-        ];
-        // the origin maps to e, and e is what puts the box's low corner at (0, 0)
-        corners
-            .iter()
-            .map(|p| t.apply(*p))
-            .fold((self.e.x.abs(), self.e.y.abs()), |(w, h), p| {
-                (w.max(p.x.abs()), h.max(p.y.abs()))
-            })
+        ]
+        .map(|p| self.d.apply(p));
+        let span = |f: fn(&Point) -> f64| {
+            let (lo, hi) = corners
+                .iter()
+                .map(f)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
+            hi - lo
+        };
+        (span(|p| p.x), span(|p| p.y))
     }
     /// The area of `material` (a sheet, in sheet coordinates) that lies before `used` along the
     /// fill direction: what a last sheet cut off at its used length counts.
@@ -213,5 +218,32 @@ mod tests {
         let (l, h) = diagonal.extent(200.0, 100.0);
         assert!((l - 300.0 / 2f64.sqrt()).abs() < 1e-9 && (h - l).abs() < 1e-9);
         assert!((diagonal.area_before(&sheet, l) - 20000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_frame_built_for_one_size_gives_the_extent_of_any() {
+        // the engine rasterizes parts with a frame built for a 1 x 1 sheet and asks it for the
+        // extent of the real sheets
+        for origin in [
+            Origin::BottomLeft,
+            Origin::TopLeft,
+            Origin::TopRight,
+            Origin::BottomRight,
+        ] {
+            for angle in [0.0, 45.0] {
+                let s = settings(Direction::X, origin, angle);
+                let (l, h) = Frame::new(&s, 1.0, 1.0).extent(400.0, 300.0);
+                let (l2, h2) = Frame::new(&s, 400.0, 300.0).extent(400.0, 300.0);
+                assert!(
+                    (l - l2).abs() < 1e-9 && (h - h2).abs() < 1e-9,
+                    "{origin:?} {angle}"
+                );
+                if angle == 0.0 {
+                    assert!((l - 400.0).abs() < 1e-9 && (h - 300.0).abs() < 1e-9);
+                } else {
+                    assert!((l - 700.0 / 2f64.sqrt()).abs() < 1e-9, "{l}");
+                }
+            }
+        }
     }
 }

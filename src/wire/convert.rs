@@ -274,10 +274,16 @@ pub fn to_problem(
         .map(|p: &PartSpec| p.quantity as u64 + p.filler_quantity as u64)
         .sum();
     if instances > MAX_PART_INSTANCES {
+        // named where the copies come from: Parts, or Assemblies when there are any
+        let field = if assemblies.is_empty() {
+            "Parts"
+        } else {
+            "Assemblies"
+        };
         e.add(
-            format!("{at}.Parts"),
+            format!("{at}.{field}"),
             format!(
-                "{instances} part instances (quantities and filler quantities) in one nest; at most {MAX_PART_INSTANCES} are accepted"
+                "{instances} part instances (quantities and filler quantities, an assembly's parts times its kits) in one nest; at most {MAX_PART_INSTANCES} are accepted"
             ),
         );
     }
