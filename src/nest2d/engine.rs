@@ -108,6 +108,38 @@ impl FilledSheet {
         occ
     }
 
+    /// First-fits `pool`'s parts (in pool order: biggest first) into the room the sheet has
+    /// left. Returns how many it placed; they leave the pool (none when `deadline` passes).
+    pub(super) fn refill(
+        &mut self,
+        eval: &dyn Evaluator,
+        pool: &mut Vec<Item>,
+        deadline: Instant,
+    ) -> usize {
+        if pool.is_empty() {
+            return 0;
+        }
+        let mut occ = self.occupancy();
+        let table = self.table.clone();
+        let lists: Vec<&[Oriented]> = pool.iter().map(|i| table[i.part].as_slice()).collect();
+        let Some(poses) = fill(eval, &self.area, &mut occ, &lists, f64::INFINITY, deadline) else {
+            return 0;
+        };
+        let mut rest = Vec::with_capacity(pool.len());
+        let mut added = 0;
+        for (item, pose) in pool.iter().zip(poses) {
+            match pose {
+                Some(p) => {
+                    self.placed.push((*item, p));
+                    added += 1;
+                }
+                None => rest.push(*item),
+            }
+        }
+        *pool = rest;
+        added
+    }
+
     /// Extent of the parts along the fill direction, from the sheet's start (exact, nudges included).
     pub(super) fn used_length(&self) -> f64 {
         self.placed
@@ -259,10 +291,6 @@ fn smaller_last_sheet(
     }
 }
 
-/// First-fits of a sheet's room after copies that made no whole kit came off it: each one may
-/// break another kit, so they stop after this many (the room then stays empty).
-pub(super) const MAX_KIT_REFILLS: usize = 3;
-
 /// Share of the time limit the construction may spend on finer rasters.
 const FILL_SHARE: f64 = 0.3;
 
@@ -333,9 +361,12 @@ fn fill_sheets(
     let mut opener = SheetOpener::new(problem, res);
     let mut pending = demand_in_order(problem);
     let mut unplaced: Vec<(Item, String)> = Vec::new();
-    // parts that fit no sheet type in any orientation are unplaced at once
+    // parts that fit no sheet type in any orientation are unplaced at once (asked once a part)
+    let fits_some_sheet: Vec<bool> = (0..problem.parts.len())
+        .map(|part| opener.fits_some_sheet(part))
+        .collect();
     pending.retain(|it| {
-        let fits = opener.fits_some_sheet(it.part);
+        let fits = fits_some_sheet[it.part];
         if !fits {
             unplaced.push((
                 *it,
@@ -486,16 +517,21 @@ impl<'a> SheetOpener<'a> {
     /// is larger than the sheet).
     pub(super) fn fits_some_sheet(&self, part: usize) -> bool {
         let g = nesting_geometry(self.problem, part);
+        // each orientation's box in the sheet's own axes
+        let boxes: Vec<_> = self.table[part]
+            .iter()
+            .map(|o| {
+                g.transformed(&Affine::placement(o.mirrored, o.rotation, 0.0, 0.0))
+                    .bbox()
+            })
+            .collect();
         self.areas
             .iter()
             .zip(&self.problem.sheets)
             .any(|((_, a), sh)| {
                 let (w, h) = sh.extent();
                 let (uw, uh) = (w - sh.left - sh.right, h - sh.top - sh.bottom);
-                self.table[part].iter().any(|o| {
-                    let b = g
-                        .transformed(&Affine::placement(o.mirrored, o.rotation, 0.0, 0.0))
-                        .bbox();
+                self.table[part].iter().zip(&boxes).any(|(o, b)| {
                     a.bounds(o, f64::INFINITY).is_some()
                         && b.width() <= uw * (1.0 + 1e-9)
                         && b.height() <= uh * (1.0 + 1e-9)
@@ -585,84 +621,31 @@ impl<'a> SheetOpener<'a> {
                 seconds = t_fill.elapsed().as_secs_f64(),
                 "first-fit"
             );
-            let mut placed: Vec<(Item, Pose)> = candidates
-                .iter()
-                .zip(poses)
-                .filter_map(|(i, p)| p.map(|p| (*i, p)))
-                .collect();
-            self.whole_kits_only(eval, &area, &candidates, &mut placed, deadline)?;
-            if placed.is_empty() {
-                continue;
+            let mut rest = Vec::new();
+            let mut placed = Vec::new();
+            for (i, p) in candidates.iter().zip(poses) {
+                match p {
+                    Some(p) => placed.push((*i, p)),
+                    None => rest.push(*i),
+                }
             }
-            self.take(si);
-            pending.retain(|i| !placed.iter().any(|(p, _)| p.same_unit(i)));
-            return Some(Some(FilledSheet {
+            let mut sheet = FilledSheet {
                 sheet: si,
                 frame,
                 area,
                 placed,
                 nudges: vec![],
                 table: self.table.clone(),
-            }));
+            };
+            super::kits::keep_whole(problem, eval, &mut sheet, &[], &mut rest, deadline);
+            if sheet.placed.is_empty() {
+                continue;
+            }
+            self.take(si);
+            pending.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
+            return Some(Some(sheet));
         }
         Some(None)
-    }
-
-    /// Takes the copies that make no whole kit off a first-fitted sheet (`kits::surplus`) and
-    /// first-fits the room they leave from the other candidates, without any copy of the
-    /// assemblies they broke; a few times at most, then the room stays. `None` when `deadline`
-    /// passed.
-    fn whole_kits_only(
-        &self,
-        eval: &dyn Evaluator,
-        area: &SheetArea,
-        candidates: &[Item],
-        placed: &mut Vec<(Item, Pose)>,
-        deadline: Instant,
-    ) -> Option<()> {
-        // assemblies that broke a kit on this sheet: none of their copies comes back to it (a
-        // kit too big for the sheet would otherwise take every refill), the room goes to others
-        let mut broken: Vec<u32> = Vec::new();
-        for round in 0.. {
-            let items: Vec<Item> = placed.iter().map(|(i, _)| *i).collect();
-            let surplus = super::kits::surplus(self.problem, &items);
-            if surplus.is_empty() {
-                break;
-            }
-            for &k in surplus.iter().rev() {
-                let (it, _) = placed.remove(k);
-                let a = super::kits::assembly_of(self.problem, &it).expect("surplus is kit");
-                if !broken.contains(&a) {
-                    broken.push(a);
-                }
-            }
-            if round >= MAX_KIT_REFILLS {
-                continue;
-            }
-            let taken = |i: &Item| {
-                placed.iter().any(|(p, _)| p.same_unit(i))
-                    || super::kits::assembly_of(self.problem, i)
-                        .is_some_and(|a| broken.contains(&a))
-            };
-            let rest: Vec<Item> = candidates.iter().copied().filter(|i| !taken(i)).collect();
-            if rest.is_empty() {
-                continue;
-            }
-            let mut occ = area.new_occupancy();
-            let m = area.margin;
-            for (it, p) in placed.iter() {
-                occ.place(&self.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
-            }
-            let lists: Vec<&[Oriented]> =
-                rest.iter().map(|i| self.table[i.part].as_slice()).collect();
-            let poses = fill(eval, area, &mut occ, &lists, f64::INFINITY, deadline)?;
-            placed.extend(
-                rest.iter()
-                    .zip(poses)
-                    .filter_map(|(i, p)| p.map(|p| (*i, p))),
-            );
-        }
-        Some(())
     }
 
     /// `open` on sheet type `si` alone (if the sheet rules allow it): `None` when they do not,

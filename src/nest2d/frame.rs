@@ -47,20 +47,9 @@ impl Frame {
         // still starts at the origin corner (the canonically leftmost one for 0 <= angle < 90)
         let angle = s.fill_angle.degrees();
         let d = Affine::rotate_deg(-angle).then_after(&reflected);
-        let corners = [
-            Point::new(0.0, 0.0),
-            Point::new(sheet_w, 0.0),
-            Point::new(0.0, sheet_h),
-            Point::new(sheet_w, sheet_h),
-        ];
-        let min_x = corners
-            .iter()
-            .map(|p| d.apply(*p).x)
-            .fold(f64::INFINITY, f64::min);
-        let min_y = corners
-            .iter()
-            .map(|p| d.apply(*p).y)
-            .fold(f64::INFINITY, f64::min);
+        let corners = turned_corners(&d, sheet_w, sheet_h);
+        let min_x = corners.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
+        let min_y = corners.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
         Frame {
             d,
             e: Point::new(-min_x, -min_y),
@@ -96,13 +85,7 @@ impl Frame {
     /// size: the box of its turned corners. The linear part alone decides it, so a frame built
     /// for one sheet size (the resolution's 1 x 1) answers for any.
     pub fn extent(&self, sheet_w: f64, sheet_h: f64) -> (f64, f64) {
-        let corners = [
-            Point::new(0.0, 0.0),
-            Point::new(sheet_w, 0.0),
-            Point::new(0.0, sheet_h),
-            Point::new(sheet_w, sheet_h),
-        ]
-        .map(|p| self.d.apply(p));
+        let corners = turned_corners(&self.d, sheet_w, sheet_h);
         let span = |f: fn(&Point) -> f64| {
             let (lo, hi) = corners
                 .iter()
@@ -128,6 +111,17 @@ impl Frame {
             // the rings' orientations give the holes their sign; a reflection flips them all
             .abs()
     }
+}
+
+/// A `sheet_w` x `sheet_h` sheet's corners under the linear part `d`.
+fn turned_corners(d: &Affine, sheet_w: f64, sheet_h: f64) -> [Point; 4] {
+    [
+        Point::new(0.0, 0.0),
+        Point::new(sheet_w, 0.0),
+        Point::new(0.0, sheet_h),
+        Point::new(sheet_w, sheet_h),
+    ]
+    .map(|p| d.apply(p))
 }
 
 /// The part of a ring (any simple polygon) with x <= `limit` (Sutherland-Hodgman against one

@@ -2,13 +2,16 @@
 //! part are interchangeable, so the rule is a count on each sheet: for every assembly, a sheet
 //! holds k whole kits, that is `k * per_kit` copies of each of its parts, and no odd copy. The
 //! search moves copies freely; `surplus` finds the copies that break the count, and the places
-//! that place parts (`SheetOpener::open`, the multi-sheet search) take them off again. The
+//! that place parts (`SheetOpener::open`, the multi-sheet search) call `keep_whole`, which
+//! takes them off again and refills the room. The
 //! instance numbers of the result are given out in sheet order (`instances`), so the copies of
 //! kit c are instances `c * per_kit ..` of each part and a kit's copies share a sheet.
 
-use super::engine::{FilledSheet, Item};
+use super::engine::{sort_for_placing, FilledSheet, Item};
 use super::model::Problem;
+use kerf_kernels::Evaluator;
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// How results and errors name an assembly (it has no identifier of its own).
 pub fn assembly_name(assembly: u32) -> String {
@@ -114,6 +117,61 @@ pub(super) fn surplus(problem: &Problem, items: &[Item]) -> Vec<usize> {
         }
     }
     out
+}
+
+/// First-fits of a sheet's room after copies that made no whole kit came off it: each one may
+/// break another kit, so they stop after this many (the room then stays empty).
+const MAX_REFILLS: usize = 3;
+
+/// Makes `sheet` hold whole kits only: takes the surplus copies off (those not on it in
+/// `before` first, so a sheet that held whole kits before a pass only gives back what the pass
+/// brought) and back to `pool`, and first-fits the room they leave from the pool, without any
+/// copy of a part that was surplus here (a kit too big for the sheet would otherwise take every
+/// refill), a few times at most. Taking parts off never makes an overlap.
+pub(super) fn keep_whole(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    sheet: &mut FilledSheet,
+    before: &[Item],
+    pool: &mut Vec<Item>,
+    deadline: Instant,
+) {
+    let mut held_back: Vec<Item> = Vec::new();
+    let mut surplus_parts: Vec<usize> = Vec::new();
+    for round in 0..=MAX_REFILLS {
+        let mut order: Vec<usize> = (0..sheet.placed.len()).collect();
+        order.sort_by_key(|&k| !before.iter().any(|b| b.same_unit(&sheet.placed[k].0)));
+        let items: Vec<Item> = order.iter().map(|&k| sheet.placed[k].0).collect();
+        let mut off: Vec<usize> = surplus(problem, &items)
+            .into_iter()
+            .map(|n| order[n])
+            .collect();
+        if off.is_empty() {
+            break;
+        }
+        off.sort_unstable();
+        for &k in off.iter().rev() {
+            let (it, _) = sheet.placed.remove(k);
+            if k < sheet.nudges.len() {
+                sheet.nudges.remove(k);
+            }
+            if !surplus_parts.contains(&it.part) {
+                surplus_parts.push(it.part);
+            }
+            held_back.push(it);
+        }
+        if round < MAX_REFILLS {
+            let (mut open, shut): (Vec<Item>, Vec<Item>) =
+                pool.iter().partition(|i| !surplus_parts.contains(&i.part));
+            sheet.refill(eval, &mut open, deadline);
+            *pool = open;
+            pool.extend(shut);
+        }
+    }
+    if !held_back.is_empty() {
+        pool.extend(held_back);
+        sort_for_placing(problem, pool);
+    }
 }
 
 /// Whether every sheet holds whole kits only.

@@ -30,8 +30,8 @@
 use super::chain::Chain;
 use super::engine::{
     sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
-    MAX_KIT_REFILLS,
 };
+use super::kits::keep_whole;
 use super::model::{Problem, RepeatPreference};
 use super::search::{fill, least_overlap_pose, Budget, Compactor, Oriented, Pose};
 use crate::cancel::CancelHandle;
@@ -134,13 +134,21 @@ impl SheetSearch<'_> {
                     deadline: Instant::now() + left.div_f64(sheets_left.max(1) as f64),
                     rounds: densify_rounds,
                 };
-                let dense = self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64);
-                let whole = whole_kits(self.problem, self.eval, dense, &[], &mut pool, deadline);
-                if whole.placed.is_empty() {
+                let mut dense =
+                    self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64);
+                keep_whole(
+                    self.problem,
+                    self.eval,
+                    &mut dense,
+                    &[],
+                    &mut pool,
+                    deadline,
+                );
+                if dense.placed.is_empty() {
                     // every part it kept broke a kit: no rebuild (never seen; a guard)
                     return None;
                 }
-                whole
+                dense
             } else {
                 // out of time to densify: first-fit the rest (a deadline passed here drops the
                 // rebuild, and the construction stands)
@@ -314,7 +322,7 @@ impl SheetSearch<'_> {
                 continue; // the whole share is on the sheet: more of the pool may follow
             }
             let before = sheet.placed.len();
-            refill(self.eval, &mut sheet, &mut candidates, slice.deadline);
+            sheet.refill(self.eval, &mut candidates, slice.deadline);
             let new: Vec<Item> = sheet.placed[before..].iter().map(|(i, _)| *i).collect();
             if let Some(q) = &mut quota {
                 q.placed(&sheet.placed[before..]);
@@ -547,10 +555,11 @@ impl SheetSearch<'_> {
                 let sheet = done[k].clone();
                 let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
                 let salt = 1_000_003 + pass * 1009 + k as u64;
-                done[k] = whole_kits(
+                done[k] = self.densify(sheet, &mut pool, None, slice, salt);
+                keep_whole(
                     self.problem,
                     self.eval,
-                    self.densify(sheet, &mut pool, None, slice, salt),
+                    &mut done[k],
                     &before,
                     &mut pool,
                     deadline,
@@ -691,49 +700,6 @@ fn distinct_layouts(sheets: &[FilledSheet]) -> usize {
     keys.len()
 }
 
-/// Takes the copies that make no whole kit (`kits::surplus`) off a sheet and back to the pool,
-/// copies that were not on it in `before` first (a sheet that held whole kits before a pass
-/// only ever gives back what the pass brought), and first-fits the room they leave from the
-/// rest of the pool; a few times at most (each first-fit may break another kit). Taking parts
-/// off never makes an overlap.
-fn whole_kits(
-    problem: &Problem,
-    eval: &dyn Evaluator,
-    mut sheet: FilledSheet,
-    before: &[Item],
-    pool: &mut Vec<Item>,
-    deadline: Instant,
-) -> FilledSheet {
-    let mut held_back: Vec<Item> = Vec::new();
-    for round in 0..=MAX_KIT_REFILLS {
-        let mut order: Vec<usize> = (0..sheet.placed.len()).collect();
-        order.sort_by_key(|&k| !before.iter().any(|b| b.same_unit(&sheet.placed[k].0)));
-        let items: Vec<Item> = order.iter().map(|&k| sheet.placed[k].0).collect();
-        let mut surplus: Vec<usize> = super::kits::surplus(problem, &items)
-            .into_iter()
-            .map(|n| order[n])
-            .collect();
-        if surplus.is_empty() {
-            break;
-        }
-        surplus.sort_unstable();
-        for &k in surplus.iter().rev() {
-            held_back.push(sheet.placed.remove(k).0);
-            if k < sheet.nudges.len() {
-                sheet.nudges.remove(k);
-            }
-        }
-        if round < MAX_KIT_REFILLS {
-            refill(eval, &mut sheet, pool, deadline);
-        }
-    }
-    if !held_back.is_empty() {
-        pool.extend(held_back);
-        sort_for_placing(problem, pool);
-    }
-    sheet
-}
-
 /// The same layout again, with the next unused copies of each part (taken out of `pool`).
 fn copy_layout(sheet: &FilledSheet, pool: &mut Vec<Item>) -> FilledSheet {
     let mut copy = sheet.clone();
@@ -746,38 +712,6 @@ fn copy_layout(sheet: &FilledSheet, pool: &mut Vec<Item>) -> FilledSheet {
         *item = pool.remove(k);
     }
     copy
-}
-
-/// First-fits pool parts (in pool order: biggest first) into the room the sheet has left.
-/// Returns how many it placed; they leave the pool.
-fn refill(
-    eval: &dyn Evaluator,
-    sheet: &mut FilledSheet,
-    pool: &mut Vec<Item>,
-    deadline: Instant,
-) -> usize {
-    if pool.is_empty() {
-        return 0;
-    }
-    let mut occ = sheet.occupancy();
-    let table = sheet.table.clone();
-    let lists: Vec<&[Oriented]> = pool.iter().map(|i| table[i.part].as_slice()).collect();
-    let Some(poses) = fill(eval, &sheet.area, &mut occ, &lists, f64::INFINITY, deadline) else {
-        return 0;
-    };
-    let mut rest = Vec::with_capacity(pool.len());
-    let mut added = 0;
-    for (item, pose) in pool.iter().zip(poses) {
-        match pose {
-            Some(p) => {
-                sheet.placed.push((*item, p));
-                added += 1;
-            }
-            None => rest.push(*item),
-        }
-    }
-    *pool = rest;
-    added
 }
 
 #[cfg(test)]
