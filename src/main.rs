@@ -42,6 +42,13 @@ enum Cmd {
         /// corner (0 to under 90).
         #[arg(long, default_value_t = 0.0)]
         angle: f64,
+        /// Common-line cutting for every part: pairs, chains or grid, with the gap between the
+        /// parts along a cut after a colon (grid:0.5; default 0), importance High.
+        #[arg(long = "common-cut")]
+        common_cut: Option<String>,
+        /// The most copies in a common-cut block (0: the importance's, 9).
+        #[arg(long = "cut-block", default_value_t = 0)]
+        cut_block: u32,
         #[arg(long)]
         out: PathBuf,
         /// A picture of the layouts (SVG).
@@ -247,6 +254,34 @@ enum BenchCmd {
         #[arg(long)]
         compute: Option<String>,
     },
+    /// Common-line cutting: each multi-sheet instance (as `bench sheets` reads) nested with
+    /// every part cut alone, then with common cuts: sheets, utilisation, cut length, cuts,
+    /// seconds, each layout checked.
+    Commoncut {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, default_value_t = 60.0)]
+        time: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads per instance (0: all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: u32,
+        /// Part spacing, in millimetres.
+        #[arg(long, default_value_t = 5.0)]
+        spacing: f64,
+        /// Common cut: MODE[:GAP] as `kerf nest --common-cut` takes it.
+        #[arg(long, default_value = "grid:0.3")]
+        common_cut: String,
+        /// The most copies in a block (0: the importance's, 9).
+        #[arg(long, default_value_t = 0)]
+        block: u32,
+        #[arg(long)]
+        out: PathBuf,
+        /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
+        #[arg(long)]
+        compute: Option<String>,
+    },
     /// Cutting-stock instances in BPPLIB format. With DIR/optima.csv (published optima): a
     /// table per class of how often the optimum is reached and proven, and how fast. With
     /// DIR/instances.csv (from `bench bpp-generate`): a table per family of bars against the
@@ -403,12 +438,16 @@ fn run(cli: Cli) -> Result<()> {
             rotation,
             tilt,
             angle,
+            common_cut,
+            cut_block,
             out,
             svg,
             png,
             compute,
         } => kerf::cli::nest::run(kerf::cli::nest::NestArgs {
             compute,
+            common_cut,
+            cut_block,
             parts,
             sheets,
             sheet_dxfs,
@@ -543,6 +582,33 @@ fn run(cli: Cli) -> Result<()> {
                 repeat: &repeat,
                 compute: compute.as_deref(),
             },
+            &out,
+        ),
+        Cmd::Bench {
+            which:
+                BenchCmd::Commoncut {
+                    files,
+                    time,
+                    seed,
+                    threads,
+                    spacing,
+                    common_cut,
+                    block,
+                    out,
+                    compute,
+                },
+        } => bench_commoncut(
+            &files,
+            kerf::nest2d::Settings {
+                max_run_time_s: time,
+                seed,
+                max_cpu: threads,
+                part_spacing: spacing,
+                ..Default::default()
+            },
+            &common_cut,
+            block,
+            compute.as_deref(),
             &out,
         ),
         Cmd::Bench {
@@ -1000,6 +1066,83 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             serde_json::to_string_pretty(&o.solution)?,
         )?;
         std::fs::write(out.join(format!("{}.svg", inst.name)), &o.svg)?;
+    }
+    if failed {
+        anyhow::bail!("some layouts failed the exact check");
+    }
+    Ok(())
+}
+
+fn bench_commoncut(
+    files: &[PathBuf],
+    settings: kerf::nest2d::Settings,
+    common_cut: &str,
+    block: u32,
+    compute: Option<&str>,
+    out: &PathBuf,
+) -> Result<()> {
+    use kerf::bench::{commoncut, sheets};
+    std::fs::create_dir_all(out)?;
+    let cutting = kerf::cli::nest::common_cutting(common_cut)?;
+    let eval = kerf::cli::choose_compute(compute)?;
+    println!(
+        "compute: {}  spacing {} mm  gap {} mm  mode {:?}  time {} s",
+        eval.name(),
+        settings.part_spacing,
+        cutting.gap,
+        cutting.mode,
+        settings.max_run_time_s
+    );
+    println!(
+        "{:<18} {:<7} {:>9} {:>6} {:>7} {:>14} {:>7} {:>6} {:>8}  check",
+        "instance",
+        "cutting",
+        "placed",
+        "sheets",
+        "util %",
+        "cut length m",
+        "saved %",
+        "cuts",
+        "seconds"
+    );
+    let mut failed = false;
+    for f in files {
+        let inst = sheets::load(f)?;
+        let mut alone_length = None;
+        for (label, c) in [("alone", None), ("common", Some(cutting.clone()))] {
+            let o = commoncut::run(&inst, settings.clone(), c, block, eval.as_ref())?;
+            let check = match &o.verified {
+                Ok(()) if o.placed == o.parts => "verified".to_string(),
+                Ok(()) => {
+                    failed = true;
+                    format!("FAILED: {} of {} parts placed", o.placed, o.parts)
+                }
+                Err(e) => {
+                    failed = true;
+                    format!("FAILED: {e}")
+                }
+            };
+            let base = *alone_length.get_or_insert(o.cut_length);
+            println!(
+                "{:<18} {:<7} {:>9} {:>6} {:>7.2} {:>14.2} {:>7.1} {:>6} {:>8.1}  {}",
+                inst.name,
+                label,
+                format!("{}/{}", o.placed, o.parts),
+                o.sheets,
+                o.utilisation,
+                o.cut_length / 1000.0,
+                100.0 * (1.0 - o.cut_length / base),
+                o.cuts,
+                o.seconds,
+                check
+            );
+            std::fs::write(
+                out.join(format!("{}_{label}.json", inst.name)),
+                serde_json::to_string_pretty(&o.solution)?,
+            )?;
+            std::fs::write(out.join(format!("{}_{label}.svg", inst.name)), &o.svg)?;
+            std::fs::write(out.join(format!("{}_{label}.png", inst.name)), &o.png)?;
+        }
     }
     if failed {
         anyhow::bail!("some layouts failed the exact check");

@@ -115,6 +115,9 @@ pub fn sub_nest(
         let mut settings = problem.settings.clone();
         settings.max_run_time_s = per_sheet_s;
         settings.utilisation_target = None;
+        // a quote's last sheet is a subset of the full sheet's placements: copies are priced
+        // cut alone (a subset of a block would break its cuts)
+        settings.common_cutting = None;
         let sub = Problem {
             parts: vec![alone],
             sheets: vec![stock],

@@ -59,6 +59,7 @@ fn random_part(rng: &mut Rng, id: usize) -> PartSpec {
         nest_as_rectangle: rng.next() < 0.1,
         filler_quantity: 0,
         kit: None,
+        common_cut: None,
     }
 }
 

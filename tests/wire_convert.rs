@@ -230,6 +230,21 @@ fn bad_requests_name_the_field_and_the_reason() {
             "at least 0",
         ),
         (
+            |r| r["Request"]["CommonCutSettings"] = json!({"CommonCutMode": "Stripes"}),
+            "Request.CommonCutSettings.CommonCutMode",
+            "allowed: None, Pairs, Chains, Grid",
+        ),
+        (
+            |r| r["Request"]["CommonCutSettings"] = json!({"CommonCutMode": "Grid", "CommonCuttingImportance": "High", "CommonCutGap": -0.5}),
+            "Request.CommonCutSettings.CommonCutGap",
+            "at least 0",
+        ),
+        (
+            |r| r["Request"]["Parts"][0]["CommonCutMaxBlockSize"] = json!(-1),
+            "Request.Parts[0].CommonCutMaxBlockSize",
+            "0 (the importance decides) or more",
+        ),
+        (
             |r| r["Request"]["NestSettings"]["MaxRunTimeSeconds"] = json!(-5),
             "Request.NestSettings.MaxRunTimeSeconds",
             "between 0 and",
@@ -506,4 +521,49 @@ fn bad_assemblies_name_the_field_and_the_reason() {
             "{field}: {errors:?}"
         );
     }
+}
+
+#[test]
+fn common_cut_settings_convert_to_blocks_only_when_mode_and_importance_ask() {
+    use kerf::nest2d::{BlockMode, CutImportance, CutSafety};
+    let mut r = good();
+    r["Request"]["Parts"][0]["AllowCommonCutIfEnabled"] = json!(true);
+    r["Request"]["Parts"][0]["CommonCutMaxBlockSize"] = json!(4);
+    r["Request"]["CommonCutSettings"] = json!({
+        "CommonCutMode": "chains", "CommonCuttingImportance": "Medium", "CommonCutSafety": "Aggressive",
+        "CommonCutGap": 0.4, "MinLengthOfCommonCut": 10, "CommonCutPartsMaximumDimensionX": 500,
+        "OnlyPairs": true, "CommonCutLeadinCheck": "Disabled"
+    });
+    let p = convert(&r).unwrap().problem;
+    let cc = p
+        .settings
+        .common_cutting
+        .clone()
+        .expect("common cutting on");
+    assert_eq!(
+        (cc.mode, cc.importance, cc.safety),
+        (
+            BlockMode::Chains,
+            CutImportance::Medium,
+            CutSafety::Aggressive
+        )
+    );
+    assert_eq!(
+        (cc.gap, cc.min_length, cc.max_part_x, cc.max_part_y),
+        (0.4, 10.0, Some(500.0), None)
+    );
+    assert_eq!(cc.block_cap(4), 2, "OnlyPairs caps every block at two");
+    assert_eq!(p.parts[0].common_cut, Some(4));
+    assert_eq!(
+        p.parts[1].common_cut, None,
+        "AllowCommonCutIfEnabled is off by default"
+    );
+    // an importance of None (the default) leaves common cutting off, whatever the mode
+    r["Request"]["CommonCutSettings"]["CommonCuttingImportance"] = json!("None");
+    assert!(convert(&r)
+        .unwrap()
+        .problem
+        .settings
+        .common_cutting
+        .is_none());
 }

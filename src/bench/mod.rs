@@ -2,6 +2,7 @@
 
 pub mod bpp;
 pub mod bpp_gen;
+pub mod commoncut;
 pub mod esicup;
 pub mod exports;
 pub mod fairness;

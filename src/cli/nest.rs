@@ -2,7 +2,8 @@
 
 use crate::geometry::{import_dxf, import_dxf_sheet, ImportOptions};
 use crate::nest2d::{
-    self, CancelHandle, FillAngle, PartSpec, Problem, Settings, SheetShape, SheetSpec,
+    self, BlockMode, CancelHandle, CommonCutting, CutImportance, CutSafety, FillAngle, PartSpec,
+    Problem, Settings, SheetShape, SheetSpec,
 };
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -22,6 +23,35 @@ fn with_qty(arg: &str, what: &str) -> Result<(String, Option<u32>)> {
     }
 }
 
+/// Parses `--common-cut MODE[:GAP]`: every part may share edges, importance High.
+pub fn common_cutting(arg: &str) -> Result<CommonCutting> {
+    let (mode, gap) = arg.split_once(':').unwrap_or((arg, "0"));
+    let mode = match crate::lenient::enum_key(mode).as_str() {
+        "pairs" => BlockMode::Pairs,
+        "chains" => BlockMode::Chains,
+        "grid" => BlockMode::Grid,
+        _ => bail!("--common-cut '{arg}': the mode is pairs, chains or grid"),
+    };
+    let gap: f64 = gap
+        .parse()
+        .ok()
+        .filter(|g: &f64| *g >= 0.0 && g.is_finite())
+        .ok_or_else(|| {
+            anyhow!("--common-cut '{arg}': the gap is a number of millimetres, 0 or more")
+        })?;
+    Ok(CommonCutting {
+        mode,
+        importance: CutImportance::High,
+        safety: CutSafety::Normal,
+        gap,
+        min_length: 0.0,
+        max_part_x: None,
+        max_part_y: None,
+        only_pairs: false,
+        may_enclose: false,
+    })
+}
+
 /// Parses `--rotation`: Any (90-degree steps), None, Rotate90, Rotate180, or a step in degrees.
 pub fn rotations(spec: &str) -> Result<Vec<f64>> {
     crate::nest2d::rotation_set(spec, 90.0).map_err(|why| anyhow!("--rotation '{spec}': {why}"))
@@ -39,6 +69,10 @@ pub struct NestArgs {
     pub tilt: f64,
     /// NestingAngleDegrees (0: the plain fill).
     pub angle: f64,
+    /// Common-line cutting for every part: MODE[:GAP] (pairs, chains, grid).
+    pub common_cut: Option<String>,
+    /// CommonCutMaxBlockSize for every part (0: the importance's).
+    pub cut_block: u32,
     pub out: std::path::PathBuf,
     pub svg: Option<std::path::PathBuf>,
     pub png: Option<std::path::PathBuf>,
@@ -62,6 +96,7 @@ pub fn run(a: NestArgs) -> Result<()> {
     let rot = crate::nest2d::tilted(&rotations(&a.rotation)?, a.tilt)
         .map_err(|why| anyhow!("--tilt {why}"))?;
     let fill_angle = FillAngle::new(a.angle).map_err(|why| anyhow!("--angle {why}"))?;
+    let common_cutting = a.common_cut.as_deref().map(common_cutting).transpose()?;
     let opts = ImportOptions::default();
     let mut parts = Vec::new();
     for arg in &a.parts {
@@ -79,6 +114,7 @@ pub fn run(a: NestArgs) -> Result<()> {
         for p in imported.parts {
             parts.push(PartSpec {
                 rotations: rot.clone(),
+                common_cut: common_cutting.is_some().then_some(a.cut_block),
                 ..PartSpec::new(&p.name, p.geometry, qty.unwrap_or(1))
             });
         }
@@ -121,6 +157,7 @@ pub fn run(a: NestArgs) -> Result<()> {
         max_run_time_s: a.time,
         seed: a.seed,
         fill_angle,
+        common_cutting,
         ..Default::default()
     };
     let problem = Problem {
@@ -146,6 +183,19 @@ pub fn run(a: NestArgs) -> Result<()> {
             l.utilisation,
             l.used_length
         );
+    }
+    if problem.settings.common_cutting.is_some() {
+        let cuts: usize = result
+            .layouts
+            .iter()
+            .map(|l| l.multiplicity as usize * l.common_cuts.len())
+            .sum();
+        let travel: f64 = result
+            .layouts
+            .iter()
+            .map(|l| l.multiplicity as f64 * nest2d::cut_length(&problem, l))
+            .sum();
+        println!("common cuts {cuts}  cut length {travel:.1} mm");
     }
     let st = &result.stats;
     println!(

@@ -8,7 +8,7 @@ use super::common_edges::{without_common_edges, Path};
 use super::remnants::Remnant;
 use crate::geometry::{Affine, Point, Shape};
 use crate::nest2d::verify::{nesting_geometry, PlacedShape};
-use crate::nest2d::{placed_shapes, Problem, SheetLayout};
+use crate::nest2d::{placed_shapes, CommonCut, Problem, SheetLayout};
 use dxf::entities::{Entity, EntityType, Insert, Line, LwPolyline, Polyline, Text, Vertex};
 use dxf::enums::AcadVersion;
 use dxf::tables::Layer;
@@ -98,6 +98,9 @@ impl Default for DxfOptions {
 /// Edges of two parts closer than this (mm) to one line, and overlapping by more, are one
 /// common edge (RemoveCommonEdges): far below any cutter's kerf.
 const COMMON_EDGE_TOLERANCE: f64 = 1e-3;
+
+/// The layer common cuts are written on (with RemoveCommonEdges).
+const COMMON_CUT_LAYER: &str = "COMMON_CUTS";
 
 /// The DESIGN 5.1 index of a version written (the responses' numeric DXFVersion): R12 0,
 /// R2000 1, R2004 2, R2007 3, R2010 4, R2013 5, R2018 6.
@@ -447,8 +450,22 @@ fn drawing(
         let part_paths = if options.structure == Structure::Blocks {
             vec![Vec::new(); shapes.len()] // blocks hold the outlines
         } else {
-            paths_of(&shapes, options)
+            paths_of(&shapes, &l.common_cuts, cut_gap(problem), options)
         };
+        // with RemoveCommonEdges each common cut is drawn once, as a line of its own (the
+        // parts' edges along it were taken out above)
+        if options.remove_common_edges && options.structure != Structure::Blocks {
+            for c in &l.common_cuts {
+                use_layer(&mut d, COMMON_CUT_LAYER);
+                let (a, b) = (at(c.from), at(c.to));
+                let mut e = Entity::new(EntityType::Line(Line::new(
+                    dxf::Point::new(a.x, a.y, 0.0),
+                    dxf::Point::new(b.x, b.y, 0.0),
+                )));
+                e.common.layer = COMMON_CUT_LAYER.into();
+                d.add_entity(e);
+            }
+        }
         for ((p, shape), paths) in l.placements.iter().zip(shapes).zip(part_paths) {
             let layer = layer_of_part(problem, p.part, options);
             use_layer(&mut d, &layer);
@@ -525,9 +542,24 @@ fn drawing(
     d
 }
 
+/// The gap parts keep along a common cut (0 without common cutting).
+fn cut_gap(problem: &Problem) -> f64 {
+    problem
+        .settings
+        .common_cutting
+        .as_ref()
+        .map_or(0.0, |c| c.gap)
+}
+
 /// Each placed part's rings as paths to write: closed, or open where RemoveCommonEdges took
-/// out a stretch an earlier part already has.
-fn paths_of(shapes: &[PlacedShape], options: &DxfOptions) -> Vec<Vec<Path>> {
+/// out a stretch an earlier part already has, or that lies along a common cut (`cuts`, its
+/// parts `gap` apart: the cut is written on its own).
+fn paths_of(
+    shapes: &[PlacedShape],
+    cuts: &[CommonCut],
+    gap: f64,
+    options: &DxfOptions,
+) -> Vec<Vec<Path>> {
     let part_rings: Vec<Vec<Vec<Point>>> = shapes
         .iter()
         .map(|s| {
@@ -539,7 +571,17 @@ fn paths_of(shapes: &[PlacedShape], options: &DxfOptions) -> Vec<Vec<Path>> {
         })
         .collect();
     if options.remove_common_edges {
-        without_common_edges(&part_rings, COMMON_EDGE_TOLERANCE)
+        // the cuts go first, as two-point rings, so every part's stretch along one is taken
+        // out (an edge half the gap from a cut lies on it within the tolerance)
+        let mut rings: Vec<Vec<Vec<Point>>> =
+            cuts.iter().map(|c| vec![vec![c.from, c.to]]).collect();
+        rings.extend(part_rings);
+        let tolerance = if cuts.is_empty() {
+            COMMON_EDGE_TOLERANCE
+        } else {
+            COMMON_EDGE_TOLERANCE.max(gap / 2.0 + 1e-6)
+        };
+        without_common_edges(&rings, tolerance).split_off(cuts.len())
     } else {
         part_rings
             .into_iter()

@@ -40,6 +40,7 @@ pub(crate) fn part_alone(
         }],
         utilisation: 0.0,
         used_length: 0.0,
+        common_cuts: Vec::new(),
     };
     (alone, layout)
 }

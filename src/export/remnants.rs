@@ -637,6 +637,7 @@ mod tests {
                 .collect(),
             utilisation: 0.0,
             used_length: 0.0,
+            common_cuts: Vec::new(),
         };
         (problem, layout)
     }

@@ -380,6 +380,15 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
                 );
             }
         }
+        // common cuts on top: one line each, where the cutter runs once for two parts
+        for c in &l.common_cuts {
+            let ((x1, y1), (x2, y2)) = (to_px(c.from), to_px(c.to));
+            let _ = write!(
+                out,
+                r##"<line x1="{x1:.2}" y1="{y1:.2}" x2="{x2:.2}" y2="{y2:.2}" stroke="{COMMON_CUT_INK}" stroke-width="{:.2}" stroke-linecap="round"/>"##,
+                (1.5f64).max(scale * 0.5)
+            );
+        }
     }
     out.push_str("</svg>");
     Svg {
@@ -388,6 +397,10 @@ pub fn svg(problem: &Problem, layouts: &[SheetLayout], options: &RenderOptions) 
         height,
     }
 }
+
+/// Common cuts are drawn in this colour over the parts (a saturated red: the fills `auto_fill`
+/// picks are pastel).
+const COMMON_CUT_INK: &str = "#d62728";
 
 /// Where a part's label goes, its size in pixels and whether it runs upwards (turned 90
 /// degrees), or None when it would be too small to read (under 5 px). Candidates: the inside
@@ -617,6 +630,7 @@ mod tests {
                 placements: Vec::new(),
                 utilisation: 77.1,
                 used_length: 20.0,
+                common_cuts: Vec::new(),
             })
             .collect();
         let svg = svg(&problem, &layouts, &RenderOptions::default());

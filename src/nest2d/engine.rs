@@ -2,12 +2,15 @@
 //! sheet with the guided local search until the time limit, verifies exactly, groups identical
 //! layouts, and reports interim results through a callback.
 
+use super::cut_check::SharedCuts;
 use super::frame::Frame;
 use super::model::*;
 use super::raster::{blocked_cells, rasterize};
 use super::search::{fill, Budget, Compactor, Oriented, Pose, SheetArea};
 use super::sheets::{SheetSearch, SEARCH_RESOLUTION, SEARCH_SHARE};
-use super::verify::{nesting_geometry, part_spacing, placed_geometry, verify_sheet, PlacedShape};
+use super::verify::{
+    nesting_geometry, part_spacing, placed_geometry, verify_layout, PlacedShape, Violation,
+};
 use crate::geometry::{Affine, Point, Shape};
 use kerf_kernels::raster::{PartRaster, Run};
 use kerf_kernels::Evaluator;
@@ -153,6 +156,26 @@ impl FilledSheet {
 }
 
 pub fn nest(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    cancel: &CancelHandle,
+    on_interim: &(dyn Fn(&NestResult) + Sync),
+) -> Result<NestResult, NestError> {
+    validate(problem)?;
+    // common-line cutting: blocks of copies nest as parts, expanded afterwards
+    match super::common_cut::Plan::of(problem) {
+        Some(plan) => super::common_cut::nest_in_blocks(
+            &plan,
+            problem,
+            |p, interim| nest_parts(p, eval, cancel, interim),
+            on_interim,
+        ),
+        None => nest_parts(problem, eval, cancel, on_interim),
+    }
+}
+
+/// `nest` for a problem whose parts nest as they are.
+fn nest_parts(
     problem: &Problem,
     eval: &dyn Evaluator,
     cancel: &CancelHandle,
@@ -1284,6 +1307,7 @@ fn build_result(
             placements,
             utilisation: util,
             used_length: used,
+            common_cuts: Vec::new(),
         };
         match layouts.iter_mut().find(|l| same_layout(l, &layout)) {
             Some(l) => l.multiplicity += 1,
@@ -1355,22 +1379,37 @@ fn same_layout(a: &SheetLayout, b: &SheetLayout) -> bool {
 /// Runs the exact verifier on every layout. A failure is an engine bug: it is logged, and the
 /// offending parts are taken off the layout (reported unplaced) so that what leaves is valid.
 pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
+    let gap = problem
+        .settings
+        .common_cutting
+        .as_ref()
+        .map_or(0.0, |c| c.gap);
     for li in 0..result.layouts.len() {
         loop {
             let shapes = placed_shapes(problem, &result.layouts[li]);
-            let violations = verify_sheet(&problem.sheets[result.layouts[li].sheet], &shapes);
+            let layout = &mut result.layouts[li];
+            let cuts = SharedCuts {
+                cuts: &layout.common_cuts,
+                gap,
+            };
+            let violations = verify_layout(&problem.sheets[layout.sheet], &shapes, cuts);
             let Some(v) = violations.first() else { break };
             tracing::error!("engine bug: layout failed exact verification: {v}; removing the part");
             let label = match v {
-                super::verify::Violation::TooClose { b, .. }
-                | super::verify::Violation::Overlap { b, .. } => b.clone(),
-                super::verify::Violation::OutsideSheet { part, .. } => part.clone(),
+                Violation::TooClose { b, .. }
+                | Violation::Overlap { b, .. }
+                | Violation::AlongCut { b, .. } => b.clone(),
+                Violation::OutsideSheet { part, .. } => part.clone(),
+                // a cut the parts do not share goes; the parts then answer to the spacing
+                Violation::FalseCut { cut, .. } => {
+                    layout.common_cuts.remove(*cut);
+                    continue;
+                }
             };
-            let layout = &mut result.layouts[li];
             let Some(idx) = shapes.iter().position(|s| s.label == label) else {
                 break;
             };
-            let p = layout.placements.remove(idx);
+            let p = remove_placement(layout, idx);
             let mut removed = vec![(
                 p,
                 "internal error: the layout failed exact verification".to_string(),
@@ -1388,7 +1427,7 @@ pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
                     })
                 };
                 while let Some(k) = layout.placements.iter().position(same_kit) {
-                    removed.push((layout.placements.remove(k), why.clone()));
+                    removed.push((remove_placement(layout, k), why.clone()));
                 }
             }
             let m = layout.multiplicity;
@@ -1405,6 +1444,20 @@ pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
             }
         }
     }
+}
+
+/// Takes a placement off a layout; its common cuts lose it (a cut left with one part goes).
+fn remove_placement(layout: &mut SheetLayout, idx: usize) -> Placement {
+    for c in &mut layout.common_cuts {
+        c.parts.retain(|&k| k != idx);
+        for k in &mut c.parts {
+            if *k > idx {
+                *k -= 1;
+            }
+        }
+    }
+    layout.common_cuts.retain(|c| c.parts.len() >= 2);
+    layout.placements.remove(idx)
 }
 
 pub fn placed_shapes(problem: &Problem, layout: &SheetLayout) -> Vec<PlacedShape> {

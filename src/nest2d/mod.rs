@@ -2,6 +2,8 @@
 //! verification, interim results.
 
 mod chain;
+mod common_cut;
+pub mod cut_check;
 pub mod engine;
 pub mod frame;
 mod kits;
@@ -13,6 +15,7 @@ mod sheets;
 pub mod slide;
 pub mod verify;
 
+pub use common_cut::cut_length;
 pub use engine::{enforce_verified, nest, placed_shapes, CancelHandle, NestError};
 pub use kits::assembly_name;
 pub use model::*;

@@ -17,6 +17,7 @@ impl PartSpec {
             nest_as_rectangle: false,
             filler_quantity: 0,
             kit: None,
+            common_cut: None,
         }
     }
 }
@@ -133,6 +134,9 @@ pub struct PartSpec {
     pub filler_quantity: u32,
     /// Set when the part belongs to an assembly: its copies nest only in whole kits.
     pub kit: Option<KitRole>,
+    /// AllowCommonCutIfEnabled: `Some(n)` lets copies of the part share straight edges in
+    /// blocks of at most `n` copies (CommonCutMaxBlockSize; 0 = no limit of the part's own).
+    pub common_cut: Option<u32>,
 }
 
 /// A part's place in an assembly (a kit): `quantity` is then `per_kit` times the number of
@@ -233,6 +237,83 @@ pub struct Settings {
     pub max_iterations: Option<u64>,
     /// Raster resolution: cells across a typical part's smaller side.
     pub cells_per_part: f64,
+    /// Common-line cutting (CommonCutSettings), when a mode and an importance ask for it.
+    pub common_cutting: Option<CommonCutting>,
+}
+
+/// How copies of one part are grouped to share cuts (CommonCutMode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockMode {
+    /// Two copies, the second turned half a turn, along their longest shared edge.
+    Pairs,
+    /// Copies in a row, each sharing an edge with the next.
+    Chains,
+    /// Copies in rows and columns: the cuts between them run through the whole block.
+    Grid,
+}
+
+/// How much common cutting is worth against material (CommonCuttingImportance); it sets how
+/// large a block may grow when the part does not limit it (`CommonCutting::block_cap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutImportance {
+    Low,
+    Medium,
+    High,
+}
+
+/// How much of two edges a common cut must join (CommonCutSafety).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CutSafety {
+    /// Only edges that match end to end.
+    Conservative,
+    /// Edges that share at least half of the longer one.
+    #[default]
+    Normal,
+    /// Any shared stretch of at least MinLengthOfCommonCut.
+    Aggressive,
+}
+
+/// Common-line cutting, parsed: only present when it is on (a mode other than None and an
+/// importance other than None), so the engine never sees a half-enabled state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommonCutting {
+    pub mode: BlockMode,
+    pub importance: CutImportance,
+    pub safety: CutSafety,
+    /// CommonCutGap: the distance between parts along a common cut (>= 0; the cut runs in the
+    /// middle).
+    pub gap: f64,
+    /// MinLengthOfCommonCut (>= 0).
+    pub min_length: f64,
+    /// CommonCutPartsMaximumDimensionX/Y: larger parts are cut alone (None: no limit).
+    pub max_part_x: Option<f64>,
+    pub max_part_y: Option<f64>,
+    /// OnlyPairs: blocks of two copies at most, whatever the mode.
+    pub only_pairs: bool,
+    /// CanIntroduceHolesFromCommonCut: may a block enclose scrap between its parts?
+    pub may_enclose: bool,
+}
+
+impl CommonCutting {
+    /// The most copies a block of a part may hold: the part's CommonCutMaxBlockSize, else the
+    /// importance's (Low 2, Medium 4, High 9), never more than two with OnlyPairs or Pairs.
+    pub fn block_cap(&self, part_limit: u32) -> u32 {
+        let by_importance = match self.importance {
+            CutImportance::Low => 2,
+            CutImportance::Medium => 4,
+            CutImportance::High => 9,
+        };
+        let cap = if part_limit > 0 {
+            part_limit
+        } else {
+            by_importance
+        };
+        if self.only_pairs || self.mode == BlockMode::Pairs {
+            cap.min(2)
+        } else {
+            cap
+        }
+    }
 }
 
 impl Default for Settings {
@@ -254,6 +335,7 @@ impl Default for Settings {
             seed: 1,
             max_iterations: None,
             cells_per_part: 128.0,
+            common_cutting: None,
         }
     }
 }
@@ -306,6 +388,18 @@ pub struct SheetLayout {
     pub utilisation: f64,
     /// Extent of the parts along the nesting direction, from the sheet's start.
     pub used_length: f64,
+    /// The cuts that parts of this layout share (common-line cutting), each cut once.
+    pub common_cuts: Vec<CommonCut>,
+}
+
+/// One straight cut that separates several placed parts at once (common-line cutting): the
+/// parts lie on both sides of the segment, CommonCutGap apart, their edges along it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommonCut {
+    pub from: crate::geometry::Point,
+    pub to: crate::geometry::Point,
+    /// Indices into the layout's `placements`: every part with an edge along the cut.
+    pub parts: Vec<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,7 @@
 //! The exact verifier: every layout that leaves the engine passes it. It works on the vector
 //! geometry in sheet coordinates, never on rasters.
 
+use super::cut_check::{self, SharedCuts};
 use super::model::{Problem, SheetShape, SheetSpec};
 use crate::geometry::exact::{
     point_in_ring, point_segment_dist, segments_cross_properly, SegmentSet,
@@ -33,6 +34,18 @@ pub enum Violation {
         part: String,
         detail: String,
     },
+    /// Two parts closer than their spacing along a common cut they share, but not as the cut
+    /// allows (`cut_check`).
+    AlongCut {
+        a: String,
+        b: String,
+        detail: String,
+    },
+    /// A reported common cut that the parts it lists do not share (`cuts[cut]`).
+    FalseCut {
+        cut: usize,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Violation {
@@ -50,6 +63,8 @@ impl std::fmt::Display for Violation {
             Violation::OutsideSheet { part, detail } => {
                 write!(f, "{part} is not inside the usable sheet: {detail}")
             }
+            Violation::AlongCut { a, b, detail } => write!(f, "{a} and {b}: {detail}"),
+            Violation::FalseCut { cut, detail } => write!(f, "common cut {cut}: {detail}"),
         }
     }
 }
@@ -78,22 +93,50 @@ pub fn part_spacing(problem: &Problem, part: usize) -> f64 {
         .max(0.0)
 }
 
-/// Checks one sheet layout: pairwise spacing and containment in the usable sheet area.
+/// Checks one sheet layout without common cuts: pairwise spacing and containment in the usable
+/// sheet area.
 pub fn verify_sheet(sheet: &SheetSpec, parts: &[PlacedShape]) -> Vec<Violation> {
-    let mut out = Vec::new();
+    verify_layout(sheet, parts, SharedCuts::NONE)
+}
+
+/// Checks one sheet layout: containment in the usable sheet area, then `verify_pairs`.
+pub fn verify_layout(sheet: &SheetSpec, parts: &[PlacedShape], cuts: SharedCuts) -> Vec<Violation> {
+    let mut out: Vec<Violation> = parts
+        .iter()
+        .filter_map(|p| check_in_sheet(sheet, p))
+        .collect();
+    out.extend(verify_pairs(parts, cuts));
+    out
+}
+
+/// Checks placed parts against each other: every common cut is real, and each pair keeps its
+/// spacing, or, along a common cut they share, `cut_check`'s rule.
+pub fn verify_pairs(parts: &[PlacedShape], cuts: SharedCuts) -> Vec<Violation> {
+    let mut out: Vec<Violation> = Vec::new();
+    for (k, c) in cuts.cuts.iter().enumerate() {
+        if let Err(detail) = cut_check::check_cut(c, parts, cuts.gap) {
+            out.push(Violation::FalseCut { cut: k, detail });
+        }
+    }
     let boxes: Vec<BBox> = parts.iter().map(|p| p.geometry.bbox()).collect();
     for (i, p) in parts.iter().enumerate() {
-        if let Some(v) = check_in_sheet(sheet, p) {
-            out.push(v);
-        }
         for j in (i + 1)..parts.len() {
             let q = &parts[j];
             let required = p.spacing.max(q.spacing);
             if !boxes[i].near(&boxes[j], required) {
                 continue;
             }
-            if let Some(v) = check_pair(p, q, required) {
-                out.push(v);
+            let shared = cuts.between(i, j);
+            if shared.is_empty() {
+                out.extend(check_pair(p, q, required));
+            } else if let Err(detail) =
+                cut_check::check_pair_along(p, q, &shared, required, cuts.gap)
+            {
+                out.push(Violation::AlongCut {
+                    a: p.label.clone(),
+                    b: q.label.clone(),
+                    detail,
+                });
             }
         }
     }

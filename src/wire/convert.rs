@@ -202,7 +202,11 @@ pub fn to_problem(
     );
     let ns = req.nest_settings.clone().unwrap_or_default();
     let mut warnings = Vec::new();
-    let settings = settings(&mut e, &ns, &format!("{at}.NestSettings"));
+    let mut settings = settings(&mut e, &ns, &format!("{at}.NestSettings"));
+    settings.common_cutting = req
+        .common_cut_settings
+        .as_ref()
+        .and_then(|c| common_cutting(&mut e, c, &format!("{at}.CommonCutSettings")));
     let mut parts = Vec::new();
     // identifiers must be unique, over Parts and every assembly's Parts: results and exports
     // name parts by them
@@ -618,6 +622,12 @@ fn part(
     if p.filler_part_quantity < 0 {
         e.add(format!("{at}.FillerPartQuantity"), "must be 0 or more");
     }
+    if p.common_cut_max_block_size < 0 {
+        e.add(
+            format!("{at}.CommonCutMaxBlockSize"),
+            "must be 0 (the importance decides) or more",
+        );
+    }
     let spacing_override = p
         .part_spacing_override
         .map(|v| e.non_negative(&format!("{at}.PartSpacingOverride"), v));
@@ -693,8 +703,90 @@ fn part(
             nest_as_rectangle: p.nest_as_rectangle,
             filler_quantity: p.filler_part_quantity.max(0) as u32,
             kit: None,
+            common_cut: p
+                .allow_common_cut_if_enabled
+                .then_some(p.common_cut_max_block_size.max(0) as u32),
         })
         .collect()
+}
+
+/// CommonCutSettings: `None` unless both a mode and an importance ask for common cutting.
+/// The cost figures (MaterialCostPerUnitSqr, CuttingCostPerUnit, RegardingRatio) only need to
+/// be numbers: kerf weighs cutting against material by the importance (README).
+fn common_cutting(e: &mut Errors, c: &CommonCutSettings, at: &str) -> Option<CommonCutting> {
+    let f = |name: &str| format!("{at}.{name}");
+    let importance = e.pick(
+        &f("CommonCuttingImportance"),
+        c.common_cutting_importance.as_deref(),
+        None,
+        &[
+            ("None", None),
+            ("Low", Some(CutImportance::Low)),
+            ("Medium", Some(CutImportance::Medium)),
+            ("High", Some(CutImportance::High)),
+        ],
+    );
+    let mode = e.pick(
+        &f("CommonCutMode"),
+        c.common_cut_mode.as_deref(),
+        None,
+        &[
+            ("None", None),
+            ("Pairs", Some(BlockMode::Pairs)),
+            ("Chains", Some(BlockMode::Chains)),
+            ("Grid", Some(BlockMode::Grid)),
+        ],
+    );
+    let safety = e.pick(
+        &f("CommonCutSafety"),
+        c.common_cut_safety.as_deref(),
+        CutSafety::Normal,
+        &[
+            ("Conservative", CutSafety::Conservative),
+            ("Normal", CutSafety::Normal),
+            ("Aggressive", CutSafety::Aggressive),
+        ],
+    );
+    // every cut kerf makes runs from a block's outside edge to its outside edge, so a lead-in
+    // always has the spacing outside the block: the check holds either way
+    e.pick(
+        &f("CommonCutLeadinCheck"),
+        c.common_cut_leadin_check.as_deref(),
+        (),
+        &[("Enabled", ()), ("Disabled", ())],
+    );
+    for (name, v) in [
+        ("MaterialCostPerUnitSqr", c.material_cost_per_unit_sqr),
+        ("CuttingCostPerUnit", c.cutting_cost_per_unit),
+        ("RegardingRatio", c.regarding_ratio),
+    ] {
+        e.non_negative(&f(name), v);
+    }
+    let gap = e.non_negative(&f("CommonCutGap"), c.common_cut_gap);
+    let min_length = e.non_negative(&f("MinLengthOfCommonCut"), c.min_length_of_common_cut);
+    let limit =
+        |e: &mut Errors, name: &str, v: f64| Some(e.non_negative(&f(name), v)).filter(|v| *v > 0.0);
+    let max_part_x = limit(
+        e,
+        "CommonCutPartsMaximumDimensionX",
+        c.common_cut_parts_maximum_dimension_x,
+    );
+    let max_part_y = limit(
+        e,
+        "CommonCutPartsMaximumDimensionY",
+        c.common_cut_parts_maximum_dimension_y,
+    );
+    Some(CommonCutting {
+        mode: mode?,
+        importance: importance?,
+        safety,
+        gap,
+        min_length,
+        max_part_x,
+        max_part_y,
+        only_pairs: c.only_pairs,
+        may_enclose: c.can_introduce_holes_from_common_cut,
+    })
 }
 
 /// An assembly's parts (converted by `convert_part`, which gets each one's index) as kit
@@ -746,6 +838,8 @@ fn assembly(
             });
             spec.quantity = quantity;
             spec.filler_quantity = 0;
+            // a kit's parts are cut alone: a block of copies would tie kits together
+            spec.common_cut = None;
             members.push(spec);
         }
     }

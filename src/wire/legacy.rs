@@ -19,7 +19,7 @@ use super::convert::FieldError;
 use super::exports::{DxfSettingsBody, RemnantSettingsBody, RenderSettingsBody};
 use super::responses::NestingResultData;
 use super::types::{
-    Assembly, Base64NestingRequest, Base64Part, Base64Sheet, DxfNestingRequest,
+    Assembly, Base64NestingRequest, Base64Part, Base64Sheet, CommonCutSettings, DxfNestingRequest,
     ImportLayerAssignment, ImportSettings, NestSettings,
 };
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
@@ -203,9 +203,8 @@ struct XmlRequest {
     render_settings: Option<RenderSettingsBody>,
     #[serde(rename = "DXFExportSettings")]
     dxf_export_settings: Option<DxfSettingsBody>,
-    /// Not used by the engine yet (as in JSON): read past.
     #[serde(rename = "CommonCutSettings")]
-    common_cut_settings: Option<serde::de::IgnoredAny>,
+    common_cut_settings: Option<CommonCutSettings>,
     #[serde(rename = "ReportSourceSettings")]
     report_source_settings: Option<XmlReportSource>,
     #[serde(rename = "Parts")]
@@ -408,7 +407,7 @@ fn to_model(x: XmlRequest) -> Result<Base64NestingRequest, FieldError> {
         nest_settings: x.nest_settings,
         render_settings: to_value(x.render_settings),
         dxf_export_settings: to_value(x.dxf_export_settings),
-        common_cut_settings: None,
+        common_cut_settings: x.common_cut_settings,
         report_source_settings: to_value(x.report_source_settings),
         parts: items(x.parts, &at("Parts"))?,
         sheets: items(x.sheets, &at("Sheets"))?,

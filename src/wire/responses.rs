@@ -245,9 +245,28 @@ pub struct SheetLayoutBody {
     pub used_length: f64,
     #[serde(rename = "Placements")]
     pub placements: Vec<PlacementBody>,
-    /// Common cuts come with the common-cut settings; none are made yet.
+    /// The straight cuts that separate several parts at once (common-line cutting).
     #[serde(rename = "CommonCuts")]
-    pub common_cuts: Vec<serde_json::Value>,
+    pub common_cuts: Vec<CommonCutBody>,
+}
+
+/// One common cut: the segment from (X1, Y1) to (X2, Y2), sheet coordinates, and the parts on
+/// either side of it. `InstanceIndices` (kerf's addition) pairs with `PartIdentifiers` item by
+/// item, so a reader knows which copy of a part each one is.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+pub struct CommonCutBody {
+    #[serde(rename = "X1")]
+    pub x1: f64,
+    #[serde(rename = "Y1")]
+    pub y1: f64,
+    #[serde(rename = "X2")]
+    pub x2: f64,
+    #[serde(rename = "Y2")]
+    pub y2: f64,
+    #[serde(rename = "PartIdentifiers")]
+    pub part_identifiers: Vec<String>,
+    #[serde(rename = "InstanceIndices", default)]
+    pub instance_indices: Vec<u32>,
 }
 
 /// The machine-readable layout (the Result export, and `kerf nest --out`).

@@ -72,7 +72,26 @@ pub fn layout(
                             is_filler: p.is_filler,
                         })
                         .collect(),
-                    common_cuts: Vec::new(),
+                    common_cuts: l
+                        .common_cuts
+                        .iter()
+                        .map(|c| CommonCutBody {
+                            x1: c.from.x,
+                            y1: c.from.y,
+                            x2: c.to.x,
+                            y2: c.to.y,
+                            part_identifiers: c
+                                .parts
+                                .iter()
+                                .map(|&k| problem.parts[l.placements[k].part].id.clone())
+                                .collect(),
+                            instance_indices: c
+                                .parts
+                                .iter()
+                                .map(|&k| l.placements[k].instance)
+                                .collect(),
+                        })
+                        .collect(),
                 }
             })
             .collect(),
@@ -231,13 +250,48 @@ pub fn layouts_of(
                     })
                 })
                 .collect::<Result<Vec<_>, String>>()?;
+            let common_cuts = s
+                .common_cuts
+                .iter()
+                .map(|c| common_cut_of(c, &placements, problem))
+                .collect::<Result<Vec<_>, String>>()?;
             Ok(crate::nest2d::SheetLayout {
                 sheet,
                 multiplicity: s.multiplicity,
                 placements,
                 utilisation: s.utilisation,
                 used_length: s.used_length,
+                common_cuts,
             })
         })
         .collect()
+}
+
+/// A stored common cut back in engine terms: its parts found by identifier and instance.
+fn common_cut_of(
+    c: &CommonCutBody,
+    placements: &[crate::nest2d::Placement],
+    problem: &Problem,
+) -> Result<crate::nest2d::CommonCut, String> {
+    if c.instance_indices.len() != c.part_identifiers.len() {
+        return Err("a common cut's InstanceIndices do not pair with its PartIdentifiers".into());
+    }
+    let parts = c
+        .part_identifiers
+        .iter()
+        .zip(&c.instance_indices)
+        .map(|(id, &instance)| {
+            placements
+                .iter()
+                .position(|p| problem.parts[p.part].id == *id && p.instance == instance)
+                .ok_or_else(|| {
+                    format!("a common cut names {id} #{instance}, which is not on its sheet")
+                })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(crate::nest2d::CommonCut {
+        from: crate::geometry::Point::new(c.x1, c.y1),
+        to: crate::geometry::Point::new(c.x2, c.y2),
+        parts,
+    })
 }

@@ -1,6 +1,7 @@
 //! Serde types of the interface, named exactly as `shared/spec/interface-spec.md` names them.
 //! Nothing else in the crate speaks PascalCase JSON. Settings blocks that later issues consume
-//! (renders, DXF export, common cuts, reports, remnants, part export) are kept as raw JSON here.
+//! (renders, DXF export, reports, remnants, part export) are kept as raw JSON here and parsed
+//! by the exports that use them.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -32,8 +33,7 @@ pub struct Base64NestingRequest {
     #[schema(value_type = Option<Object>)]
     pub dxf_export_settings: Option<serde_json::Value>,
     #[serde(rename = "CommonCutSettings")]
-    #[schema(value_type = Option<Object>)]
-    pub common_cut_settings: Option<serde_json::Value>,
+    pub common_cut_settings: Option<CommonCutSettings>,
     #[serde(rename = "ReportSourceSettings")]
     #[schema(value_type = Option<Object>)]
     pub report_source_settings: Option<serde_json::Value>,
@@ -217,4 +217,38 @@ pub struct NestSettings {
     pub strict_part_priorities: bool,
     #[serde(rename = "MaximumDifferentSheetSizes")]
     pub maximum_different_sheet_sizes: i32,
+}
+
+/// Common-line cutting (DESIGN 5.1 gives the enumerations and their defaults).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(default)]
+pub struct CommonCutSettings {
+    #[serde(rename = "CommonCuttingImportance")]
+    pub common_cutting_importance: Option<String>,
+    #[serde(rename = "CommonCutSafety")]
+    pub common_cut_safety: Option<String>,
+    #[serde(rename = "CommonCutLeadinCheck")]
+    pub common_cut_leadin_check: Option<String>,
+    #[serde(rename = "CommonCutMode")]
+    pub common_cut_mode: Option<String>,
+    #[serde(rename = "MaterialCostPerUnitSqr")]
+    pub material_cost_per_unit_sqr: f64,
+    #[serde(rename = "CuttingCostPerUnit")]
+    pub cutting_cost_per_unit: f64,
+    #[serde(rename = "MinLengthOfCommonCut")]
+    pub min_length_of_common_cut: f64,
+    #[serde(rename = "RegardingRatio")]
+    pub regarding_ratio: f64,
+    #[serde(rename = "CommonCutPartsMaximumDimensionX")]
+    pub common_cut_parts_maximum_dimension_x: f64,
+    #[serde(rename = "CommonCutPartsMaximumDimensionY")]
+    pub common_cut_parts_maximum_dimension_y: f64,
+    #[serde(rename = "CommonCutGap")]
+    pub common_cut_gap: f64,
+    #[serde(rename = "CanIntroduceHolesFromCommonCut")]
+    pub can_introduce_holes_from_common_cut: bool,
+    #[serde(rename = "OnlyPairs")]
+    pub only_pairs: bool,
+    #[serde(rename = "AllowCommonCutOnHoles")]
+    pub allow_common_cut_on_holes: bool,
 }
