@@ -347,3 +347,64 @@ fn the_dxf_export_draws_each_common_cut_once() {
         "drawn {drawn}, travel {travel}"
     );
 }
+
+#[test]
+fn a_limited_stock_gets_smaller_blocks_rather_than_unplaced_copies() {
+    // one sheet: the large plate leaves a strip 200 x 55, where three single copies fit and
+    // neither a 2 x 2 grid of them (90 high) nor a chain of four (241 long) would
+    let plate = PartSpec {
+        priority: 1,
+        ..rect("plate", 200.0, 70.0, 1)
+    };
+    let parts = || vec![plate.clone(), rect("b", 60.0, 45.0, 4)];
+    let mut alone = problem(parts(), None);
+    alone.sheets = vec![SheetSpec {
+        quantity: Some(1),
+        ..SheetSpec::rectangle("S", 200.0, 130.0)
+    }];
+    let mut together = alone.clone();
+    together.settings.common_cutting = Some(cutting(BlockMode::Grid));
+    let (ra, rt) = (run(&alone), run(&together));
+    assert_eq!(ra.stats.parts_placed, 4, "{:?}", ra.unplaced);
+    assert_eq!(rt.stats.parts_placed, 4, "{:?}", rt.unplaced);
+    cuts_are_shared(&together, &rt.layouts[0]);
+}
+
+#[test]
+fn a_mirrored_block_places_each_copy_by_the_placement_convention() {
+    // an L that may mirror and turn: whatever the search picks, every copy's polygon (from
+    // the part and its own placement) lies along the cuts it is listed on
+    let l_shape = PartSpec {
+        allow_mirror: true,
+        rotations: vec![0.0, 90.0, 180.0, 270.0],
+        common_cut: Some(0),
+        ..PartSpec::new(
+            "L",
+            PartGeometry::single(Shape::new(
+                [
+                    (0.0, 0.0),
+                    (80.0, 0.0),
+                    (80.0, 20.0),
+                    (20.0, 20.0),
+                    (20.0, 60.0),
+                    (0.0, 60.0),
+                ]
+                .iter()
+                .map(|&(x, y)| Point::new(x, y))
+                .collect(),
+                vec![],
+            )),
+            8,
+        )
+    };
+    for seed in 1..=4 {
+        let mut p = problem(vec![l_shape.clone()], Some(BlockMode::Pairs));
+        p.settings.seed = seed;
+        let r = run(&p);
+        assert_eq!(r.stats.parts_placed, 8);
+        for l in &r.layouts {
+            assert!(!l.common_cuts.is_empty());
+            cuts_are_shared(&p, l);
+        }
+    }
+}

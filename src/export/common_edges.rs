@@ -32,6 +32,39 @@ struct Edge {
 /// out: per part, the paths to write (ring by ring, in order). Two edges are one where they
 /// lie on the same line within `tolerance` and overlap by more than it.
 pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Vec<Path>> {
+    take_out_shared(parts, tolerance, &|_, _| tolerance)
+}
+
+/// `without_common_edges`, and also every stretch of a part's edges that lies along one of
+/// `cuts` (common cuts, written on their own) within `cut_tolerance`: half the gap parts keep
+/// along a cut. Parts still share edges with each other within `tolerance` only.
+pub fn without_cut_edges(
+    cuts: &[(Point, Point)],
+    parts: &[Vec<Vec<Point>>],
+    tolerance: f64,
+    cut_tolerance: f64,
+) -> Vec<Vec<Path>> {
+    let n = cuts.len();
+    // the cuts come first, as two-point rings, so the parts give way to them
+    let mut all: Vec<Vec<Vec<Point>>> = cuts.iter().map(|&(a, b)| vec![vec![a, b]]).collect();
+    all.extend(parts.iter().cloned());
+    let between = |i: usize, j: usize| {
+        if (i < n) != (j < n) {
+            cut_tolerance
+        } else {
+            tolerance
+        }
+    };
+    take_out_shared(&all, tolerance.max(cut_tolerance), &between).split_off(n)
+}
+
+/// The work of both: `tolerance_of(part, part)` for each pair, `reach` the largest of them.
+fn take_out_shared(
+    parts: &[Vec<Vec<Point>>],
+    reach: f64,
+    tolerance_of: &dyn Fn(usize, usize) -> f64,
+) -> Vec<Vec<Path>> {
+    let tolerance = reach;
     // every edge, with where it sits in the input
     let mut edges: Vec<Edge> = Vec::new();
     let mut index: Vec<Vec<Vec<usize>>> = Vec::with_capacity(parts.len());
@@ -67,7 +100,8 @@ pub fn without_common_edges(parts: &[Vec<Vec<Point>>], tolerance: f64) -> Vec<Ve
             }
             // the later part gives way
             let (later, earlier) = if ei.part > ej.part { (i, j) } else { (j, i) };
-            if let Some((t0, t1)) = overlap(&edges[later], &edges[earlier], tolerance) {
+            let within = tolerance_of(ei.part, ej.part);
+            if let Some((t0, t1)) = overlap(&edges[later], &edges[earlier], within) {
                 covers.push((later, t0, t1));
             }
         }

@@ -4,7 +4,7 @@
 //! their own layers when asked. One drawing for every layout, or one per distinct layout, or
 //! one per physical sheet.
 
-use super::common_edges::{without_common_edges, Path};
+use super::common_edges::{without_cut_edges, Path};
 use super::remnants::Remnant;
 use crate::geometry::{Affine, Point, Shape};
 use crate::nest2d::verify::{nesting_geometry, PlacedShape};
@@ -571,17 +571,10 @@ fn paths_of(
         })
         .collect();
     if options.remove_common_edges {
-        // the cuts go first, as two-point rings, so every part's stretch along one is taken
-        // out (an edge half the gap from a cut lies on it within the tolerance)
-        let mut rings: Vec<Vec<Vec<Point>>> =
-            cuts.iter().map(|c| vec![vec![c.from, c.to]]).collect();
-        rings.extend(part_rings);
-        let tolerance = if cuts.is_empty() {
-            COMMON_EDGE_TOLERANCE
-        } else {
-            COMMON_EDGE_TOLERANCE.max(gap / 2.0 + 1e-6)
-        };
-        without_common_edges(&rings, tolerance).split_off(cuts.len())
+        // a part's edge along a cut lies half the gap from it
+        let cuts: Vec<(Point, Point)> = cuts.iter().map(|c| (c.from, c.to)).collect();
+        let along_cut = COMMON_EDGE_TOLERANCE.max(gap / 2.0 + 1e-6);
+        without_cut_edges(&cuts, &part_rings, COMMON_EDGE_TOLERANCE, along_cut)
     } else {
         part_rings
             .into_iter()

@@ -3,7 +3,8 @@
 //! Two parts may come closer than their spacing only where they share a reported cut. Exactly:
 //! - a cut is real: every part it lists has edges on the line half the CommonCutGap to one side
 //!   of it, both sides have parts, and each side's edges cover the cut from end to end (up to
-//!   gaps no longer than the CommonCutGap: where another cut of a grid crosses it);
+//!   gaps no longer than the CommonCutGap where another reported cut crosses it: a grid's
+//!   crossings);
 //! - a pair closer than its spacing is valid only when some cut that lists both separates them
 //!   (each lies wholly on its own side, at least half the gap from the line, so they cannot
 //!   overlap); every stretch of either boundary that comes closer than the spacing to the other
@@ -70,6 +71,19 @@ impl Line {
     fn along(&self, p: Point) -> f64 {
         p.sub(self.origin).dot(self.dir)
     }
+    /// Where another cut crosses this one's line within its length (distance from its
+    /// start), if it does.
+    fn crossing(&self, other: &CommonCut) -> Option<f64> {
+        let (o1, o2) = (self.offset(other.from), self.offset(other.to));
+        if (o1 > TOLERANCE && o2 > TOLERANCE) || (o1 < -TOLERANCE && o2 < -TOLERANCE) || o1 == o2 {
+            return None;
+        }
+        let (a1, a2) = (self.along(other.from), self.along(other.to));
+        let t = a1 + (a2 - a1) * o1 / (o1 - o2);
+        (-TOLERANCE..=self.length + TOLERANCE)
+            .contains(&t)
+            .then_some(t)
+    }
     /// The least and greatest offset of a placed part's vertices.
     fn extent(&self, s: &PlacedShape) -> (f64, f64) {
         vertices(s).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
@@ -109,28 +123,47 @@ fn segments(s: &PlacedShape) -> Vec<(Point, Point)> {
     out
 }
 
-/// Checks that a cut is real (see the module's comment); the error says what is wrong.
-pub fn check_cut(cut: &CommonCut, parts: &[PlacedShape], gap: f64) -> Result<(), String> {
+/// Checks that a cut is real (see the module's comment; `all` is every cut of the layout, for
+/// the crossings); the error says what is wrong.
+pub fn check_cut(
+    cut: &CommonCut,
+    all: &[CommonCut],
+    parts: &[PlacedShape],
+    gap: f64,
+) -> Result<(), String> {
     let (line, covered) = edges_along(cut, parts, gap)?;
+    let crossings: Vec<f64> = all
+        .iter()
+        .filter(|c| *c != cut)
+        .filter_map(|c| line.crossing(c))
+        .collect();
+    let past = |d: f64| {
+        Err(format!(
+            "the common cut runs {d:.4} mm past the parts' edges"
+        ))
+    };
     for side in covered {
         if side.is_empty() {
             return Err("a common cut with parts on one side only".into());
         }
+        // from its start, with no stretch uncovered but the gap where another cut crosses
         let mut reached = 0.0f64;
         for (s, e) in side {
-            if s > reached + gap + TOLERANCE {
-                return Err(format!(
-                    "the common cut runs {:.4} mm past the parts' edges",
-                    s - reached
-                ));
+            let hole = s - reached;
+            if hole > TOLERANCE {
+                let bridged = reached > TOLERANCE
+                    && hole <= gap + TOLERANCE
+                    && crossings
+                        .iter()
+                        .any(|&t| t >= reached - TOLERANCE && t <= s + TOLERANCE);
+                if !bridged {
+                    return past(hole);
+                }
             }
             reached = reached.max(e);
         }
-        if reached < line.length - gap - TOLERANCE {
-            return Err(format!(
-                "the common cut runs {:.4} mm past the parts' edges",
-                line.length - reached
-            ));
+        if reached < line.length - TOLERANCE {
+            return past(line.length - reached);
         }
     }
     Ok(())
@@ -205,6 +238,18 @@ fn edges_along(
     Ok((line, covered))
 }
 
+/// True when one of the `shared` cuts separates `p` and `q`: each wholly on its own side, at
+/// least half the gap from the line. Only then does `check_pair_along` apply; other pairs keep
+/// their spacing.
+pub fn separated(p: &PlacedShape, q: &PlacedShape, shared: &[&CommonCut], gap: f64) -> bool {
+    shared.iter().filter_map(|c| Line::of(c)).any(|line| {
+        matches!(
+            (line.side(p, gap / 2.0), line.side(q, gap / 2.0)),
+            (Some(a), Some(b)) if a != b
+        )
+    })
+}
+
 /// Checks two parts that share cuts (`shared`, non-empty) at `required` spacing.
 pub fn check_pair_along(
     p: &PlacedShape,
@@ -213,13 +258,7 @@ pub fn check_pair_along(
     required: f64,
     gap: f64,
 ) -> Result<(), String> {
-    let separated = shared.iter().filter_map(|c| Line::of(c)).any(|line| {
-        matches!(
-            (line.side(p, gap / 2.0), line.side(q, gap / 2.0)),
-            (Some(a), Some(b)) if a != b
-        )
-    });
-    if !separated {
+    if !separated(p, q, shared, gap) {
         return Err("they are not on either side of the common cut they share".into());
     }
     // where they touch (at the gap), only on a cut
@@ -394,7 +433,7 @@ mod tests {
             rect("b", 10.5, 0.0, 10.0, 5.0),
         ];
         let c = cut(10.25, 0.0, 10.25, 5.0, &[0, 1]);
-        check_cut(&c, &parts, 0.5).unwrap();
+        check_cut(&c, &[], &parts, 0.5).unwrap();
         check_pair_along(&parts[0], &parts[1], &[&c], 5.0, 0.5).unwrap();
         // two 5 mm edges cut once: 5 mm saved
         assert!((saving(&c, &parts, 0.5) - 5.0).abs() < 1e-9);
@@ -406,9 +445,9 @@ mod tests {
             rect("a", 0.0, 0.0, 10.0, 5.0),
             rect("b", 10.5, 0.0, 10.0, 5.0),
         ];
-        assert!(check_cut(&cut(10.25, 0.0, 10.25, 7.0, &[0, 1]), &parts, 0.5).is_err());
-        assert!(check_cut(&cut(10.1, 0.0, 10.1, 5.0, &[0, 1]), &parts, 0.5).is_err());
-        assert!(check_cut(&cut(10.25, 0.0, 10.25, 5.0, &[0]), &parts, 0.5).is_err());
+        assert!(check_cut(&cut(10.25, 0.0, 10.25, 7.0, &[0, 1]), &[], &parts, 0.5).is_err());
+        assert!(check_cut(&cut(10.1, 0.0, 10.1, 5.0, &[0, 1]), &[], &parts, 0.5).is_err());
+        assert!(check_cut(&cut(10.25, 0.0, 10.25, 5.0, &[0]), &[], &parts, 0.5).is_err());
     }
 
     #[test]
@@ -448,7 +487,7 @@ mod tests {
             },
         ];
         let c = cut(10.25, 0.0, 10.25, 2.0, &[0, 1]);
-        check_cut(&c, &parts, 0.5).unwrap();
+        check_cut(&c, &[], &parts, 0.5).unwrap();
         let err = check_pair_along(&parts[0], &parts[1], &[&c], 5.0, 0.5).unwrap_err();
         assert!(err.contains("closer than the spacing"), "{err}");
         // at 1 mm spacing the step keeps its distance
@@ -463,7 +502,7 @@ mod tests {
         ];
         let c = cut(9.5, 0.0, 9.5, 5.0, &[0, 1]);
         assert!(check_pair_along(&parts[0], &parts[1], &[&c], 5.0, 0.0).is_err());
-        assert!(check_cut(&c, &parts, 0.0).is_err());
+        assert!(check_cut(&c, &[], &parts, 0.0).is_err());
     }
 
     #[test]
@@ -477,12 +516,15 @@ mod tests {
         ];
         let vertical = cut(10.5, 0.0, 10.5, 11.0, &[0, 1, 2, 3]);
         let horizontal = cut(0.0, 5.5, 21.0, 5.5, &[0, 1, 2, 3]);
-        check_cut(&vertical, &parts, 1.0).unwrap();
-        check_cut(&horizontal, &parts, 1.0).unwrap();
+        let both = [vertical.clone(), horizontal.clone()];
+        check_cut(&vertical, &both, &parts, 1.0).unwrap();
+        check_cut(&horizontal, &both, &parts, 1.0).unwrap();
+        // the gap is bridged only where another cut crosses
+        assert!(check_cut(&vertical, &[], &parts, 1.0).is_err());
         // the diagonal pair is close only at the crossing, within both cuts' reach
         check_pair_along(&parts[0], &parts[3], &[&vertical, &horizontal], 5.0, 1.0).unwrap();
         // a gap wider than the CommonCutGap is not bridged
-        assert!(check_cut(&vertical, &parts, 0.5).is_err());
+        assert!(check_cut(&vertical, &both, &parts, 0.5).is_err());
     }
 
     #[test]

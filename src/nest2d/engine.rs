@@ -163,7 +163,7 @@ pub fn nest(
 ) -> Result<NestResult, NestError> {
     validate(problem)?;
     // common-line cutting: blocks of copies nest as parts, expanded afterwards
-    match super::common_cut::Plan::of(problem) {
+    match super::common_cut::Plan::of(problem, eval) {
         Some(plan) => super::common_cut::nest_in_blocks(
             &plan,
             problem,
@@ -172,6 +172,21 @@ pub fn nest(
         ),
         None => nest_parts(problem, eval, cancel, on_interim),
     }
+}
+
+/// How many copies of each part a quick first-fit (a quarter of the final resolution, but at
+/// least 16 cells across a typical part, no search) leaves out: cheap, and what `common_cut`
+/// checks its blocks against when the stock of sheets is limited.
+pub(super) fn quick_unplaced(problem: &Problem, eval: &dyn Evaluator) -> Vec<u32> {
+    let cpp = problem.settings.cells_per_part;
+    let res = resolution(problem, (cpp * 0.25).max(16.0).min(cpp));
+    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let (_, unplaced) = fill_sheets(problem, eval, &res, far).expect("no deadline");
+    let mut out = vec![0; problem.parts.len()];
+    for (item, _) in unplaced {
+        out[item.part] += 1;
+    }
+    out
 }
 
 /// `nest` for a problem whose parts nest as they are.
@@ -1394,7 +1409,7 @@ pub fn enforce_verified(problem: &Problem, result: &mut NestResult) {
             };
             let violations = verify_layout(&problem.sheets[layout.sheet], &shapes, cuts);
             let Some(v) = violations.first() else { break };
-            tracing::error!("engine bug: layout failed exact verification: {v}; removing the part");
+            tracing::error!("engine bug: layout failed exact verification: {v}; removing it");
             let label = match v {
                 Violation::TooClose { b, .. }
                 | Violation::Overlap { b, .. }

@@ -114,7 +114,7 @@ pub fn verify_layout(sheet: &SheetSpec, parts: &[PlacedShape], cuts: SharedCuts)
 pub fn verify_pairs(parts: &[PlacedShape], cuts: SharedCuts) -> Vec<Violation> {
     let mut out: Vec<Violation> = Vec::new();
     for (k, c) in cuts.cuts.iter().enumerate() {
-        if let Err(detail) = cut_check::check_cut(c, parts, cuts.gap) {
+        if let Err(detail) = cut_check::check_cut(c, cuts.cuts, parts, cuts.gap) {
             out.push(Violation::FalseCut { cut: k, detail });
         }
     }
@@ -127,7 +127,8 @@ pub fn verify_pairs(parts: &[PlacedShape], cuts: SharedCuts) -> Vec<Violation> {
                 continue;
             }
             let shared = cuts.between(i, j);
-            if shared.is_empty() {
+            // a pair no shared cut separates keeps its spacing like any other
+            if shared.is_empty() || !cut_check::separated(p, q, &shared, cuts.gap) {
                 out.extend(check_pair(p, q, required));
             } else if let Err(detail) =
                 cut_check::check_pair_along(p, q, &shared, required, cuts.gap)

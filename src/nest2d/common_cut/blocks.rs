@@ -73,6 +73,11 @@ impl Block {
     }
 }
 
+/// The most copies in any block, whatever CommonCutMaxBlockSize asks: the candidates grow
+/// with its square (every grid shape), and a block this large is already a sheet's worth for
+/// all but tiny parts.
+pub const MAX_BLOCK: u32 = 36;
+
 /// What the blocks of a part must respect besides the settings.
 pub struct Limits<'a> {
     /// Most copies in a block.
@@ -91,6 +96,10 @@ pub fn blocks_of(shape: &Shape, cc: &CommonCutting, limits: &Limits) -> Vec<Bloc
     if limits.cap < 2 || cc.gap > limits.spacing {
         return Vec::new();
     }
+    let limits = &Limits {
+        cap: limits.cap.min(MAX_BLOCK),
+        ..*limits
+    };
     let edges: Vec<Edge> = support_edges(shape.outer())
         .into_iter()
         .filter(|e| e.length >= cc.min_length.max(TOLERANCE))
@@ -116,7 +125,7 @@ pub fn blocks_of(shape: &Shape, cc: &CommonCutting, limits: &Limits) -> Vec<Bloc
         }
     }
     // chains and grids: translations from a support edge across to its opposite
-    if cc.mode != BlockMode::Pairs && limits.cap >= 2 {
+    if cc.mode != BlockMode::Pairs {
         let steps: Vec<Step> = edges
             .iter()
             .filter_map(|e| Step::across(e, &edges, cc))
@@ -370,8 +379,6 @@ fn checked_block(
     if !rotations_ok {
         return None;
     }
-    let saved: f64 = shares.iter().map(|s| s.length).sum();
-    let cuts = join_collinear(&shares, cc.gap);
     let part = PartGeometry::single(shape.clone());
     let placed: Vec<PlacedShape> = members
         .iter()
@@ -382,10 +389,30 @@ fn checked_block(
             spacing: limits.spacing,
         })
         .collect();
+    let bbox = placed
+        .iter()
+        .fold(crate::geometry::BBox::empty(), |mut b, p| {
+            let pb = p.geometry.bbox();
+            b.include(pb.min);
+            b.include(pb.max);
+            b
+        });
+    let mut block = Block {
+        members,
+        cuts: Vec::new(),
+        saved: shares.iter().map(|s| s.length).sum(),
+        density: 0.0,
+        extent: (bbox.width(), bbox.height()),
+    };
+    // the cheap test first: most large candidates fail it
+    if !(limits.fits)(&block) {
+        return None;
+    }
+    block.cuts = join_collinear(&shares, cc.gap);
     let violations = verify_pairs(
         &placed,
         SharedCuts {
-            cuts: &cuts,
+            cuts: &block.cuts,
             gap: cc.gap,
         },
     );
@@ -401,23 +428,9 @@ fn checked_block(
         return None;
     }
     let area: f64 = placed.iter().map(|p| p.geometry.area()).sum();
-    let bbox = placed
-        .iter()
-        .fold(crate::geometry::BBox::empty(), |mut b, p| {
-            let pb = p.geometry.bbox();
-            b.include(pb.min);
-            b.include(pb.max);
-            b
-        });
     let hull = convex_hull_area(outlines.iter().flat_map(|s| s.outer().iter().copied()));
-    let block = Block {
-        members,
-        cuts,
-        saved,
-        density: if hull > 0.0 { area / hull } else { 0.0 },
-        extent: (bbox.width(), bbox.height()),
-    };
-    (limits.fits)(&block).then_some(block)
+    block.density = if hull > 0.0 { area / hull } else { 0.0 };
+    Some(block)
 }
 
 /// Shared stretches on one line (same direction and offset) that meet, or that leave a hole no

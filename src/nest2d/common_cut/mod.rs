@@ -9,10 +9,11 @@ mod blocks;
 pub use blocks::same_angle;
 use blocks::{blocks_of, Block, Limits};
 
-use super::engine::{enforce_verified, NestError};
+use super::engine::{enforce_verified, quick_unplaced, NestError};
 use super::model::*;
 use super::verify::{nesting_geometry, part_spacing};
 use crate::geometry::{Affine, PartGeometry};
+use kerf_kernels::Evaluator;
 
 /// A problem with blocks in place of copies, and what each of its parts stands for.
 pub(super) struct Plan {
@@ -26,16 +27,62 @@ impl Plan {
     /// The plan for `problem`, or None when no part forms a block (the problem then nests as
     /// it is). Each eligible part takes the best of its blocks (`offers`) while enough copies
     /// are left for it, then the best that takes fewer; the copies left over are cut alone.
-    pub fn of(problem: &Problem) -> Option<Plan> {
+    ///
+    /// With a limited stock of sheets a block may find no room where its copies alone would:
+    /// a quick first-fit of the plan (`engine::quick_unplaced`) must leave no more copies out
+    /// than one of the parts alone, or the parts whose blocks it left out get smaller blocks
+    /// (at most half as many copies), a few times, then none.
+    pub fn of(problem: &Problem, eval: &dyn Evaluator) -> Option<Plan> {
         let cc = problem.settings.common_cutting.as_ref()?;
+        let start = std::time::Instant::now();
+        let offers: Vec<Vec<Block>> = (0..problem.parts.len())
+            .map(|i| offers(problem, i, cc))
+            .collect();
+        let mut caps: Vec<usize> = vec![usize::MAX; problem.parts.len()];
+        let mut plan = Plan::with(problem, &offers, &caps)?;
+        if problem.sheets.iter().any(|s| s.quantity.is_some()) {
+            let alone: u32 = quick_unplaced(problem, eval).iter().sum();
+            for _ in 0..4 {
+                let left = quick_unplaced(&plan.problem, eval);
+                let copies = |k: usize| plan.origins[k].1.as_ref().map_or(1, |b| b.len() as u32);
+                if left
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &n)| n * copies(k))
+                    .sum::<u32>()
+                    <= alone
+                {
+                    break;
+                }
+                for (k, &n) in left.iter().enumerate() {
+                    if let (true, (part, Some(b))) = (n > 0, &plan.origins[k]) {
+                        caps[*part] = caps[*part].min(b.len() / 2);
+                    }
+                }
+                plan = Plan::with(problem, &offers, &caps)?;
+            }
+        }
+        tracing::info!(
+            seconds = start.elapsed().as_secs_f64(),
+            blocks = plan.origins.iter().filter(|(_, b)| b.is_some()).count(),
+            "common cut: blocks planned"
+        );
+        // planning is part of the time limit
+        let s = &mut plan.problem.settings;
+        s.max_run_time_s = (s.max_run_time_s - start.elapsed().as_secs_f64()).max(0.0);
+        Some(plan)
+    }
+
+    /// The plan with each part's blocks (from `offers`) at most `caps[part]` copies, or None
+    /// when no part forms a block.
+    fn with(problem: &Problem, offers: &[Vec<Block>], caps: &[usize]) -> Option<Plan> {
         let mut parts: Vec<PartSpec> = Vec::new();
         let mut origins: Vec<(usize, Option<Block>)> = Vec::new();
-        let mut any = false;
         for (i, p) in problem.parts.iter().enumerate() {
             let mut alone = p.clone();
             alone.common_cut = None;
-            for (block, count) in take_copies(p.quantity, offers(problem, i, cc)) {
-                any = true;
+            let small = offers[i].iter().filter(|b| b.len() <= caps[i]);
+            for (block, count) in take_copies(p.quantity, small) {
                 alone.quantity -= count * block.len() as u32;
                 parts.push(PartSpec {
                     id: format!("{} (block of {})", p.id, block.len()),
@@ -60,7 +107,7 @@ impl Plan {
                 origins.push((i, None));
             }
         }
-        any.then(|| Plan {
+        origins.iter().any(|(_, b)| b.is_some()).then(|| Plan {
             problem: Problem {
                 parts,
                 sheets: problem.sheets.clone(),
@@ -135,6 +182,16 @@ impl Plan {
                     *k = index[*k];
                 }
                 c.parts.sort_unstable();
+            }
+            // the layout's other sheets hold copies of their own (numbered as the engine
+            // numbers repeated sheets: the layout shows its first sheet's)
+            for p in &placed {
+                let n = if p.is_filler {
+                    &mut next_filler
+                } else {
+                    &mut next
+                };
+                n[p.part] += l.multiplicity - 1;
             }
             layouts.push(SheetLayout {
                 placements: order.iter().map(|&k| placed[k].clone()).collect(),
@@ -269,7 +326,7 @@ fn offers(problem: &Problem, part: usize, cc: &CommonCutting) -> Vec<Block> {
 
 /// How `quantity` copies go into blocks (best first): the best block while enough copies are
 /// left for it, then the next best that takes fewer; the rest are cut alone.
-fn take_copies(quantity: u32, offers: Vec<Block>) -> Vec<(Block, u32)> {
+fn take_copies<'a>(quantity: u32, offers: impl Iterator<Item = &'a Block>) -> Vec<(Block, u32)> {
     let mut left = quantity;
     let mut plan = Vec::new();
     for b in offers {
@@ -277,7 +334,7 @@ fn take_copies(quantity: u32, offers: Vec<Block>) -> Vec<(Block, u32)> {
         if n <= left {
             let count = left / n;
             left -= count * n;
-            plan.push((b, count));
+            plan.push((b.clone(), count));
         }
     }
     plan
