@@ -4,8 +4,8 @@
 //! common cuts save), the cuts made, seconds; every layout checked from the instance file
 //! (placements) and by the exact verifier with its cuts.
 
-use super::esicup::{layouts_svg, solution_placements};
-use super::sheets::{check_solution, problem, Instance, SheetSolution, Solution};
+use super::esicup::layouts_svg;
+use super::sheets::{check_solution, problem, solution, Instance, Solution};
 use crate::nest2d::cut_check::SharedCuts;
 use crate::nest2d::verify::verify_layout;
 use crate::nest2d::{self, CancelHandle, CommonCutting, Settings};
@@ -49,7 +49,6 @@ pub fn run(
         .common_cutting
         .as_ref()
         .map_or(0.0, |c| c.gap);
-    let mut sheets = Vec::new();
     let mut verified = Ok(());
     let (mut cut_length, mut cuts) = (0.0, 0);
     for layout in &result.layouts {
@@ -64,27 +63,10 @@ pub fn run(
         }
         cut_length += layout.multiplicity as f64 * nest2d::cut_length(&problem, layout);
         cuts += layout.multiplicity as usize * layout.common_cuts.len();
-        for _ in 0..layout.multiplicity {
-            sheets.push(SheetSolution {
-                sheet_id: def.id.clone(),
-                width: def.width,
-                height: def.height,
-                placements: solution_placements(&inst.items, layout),
-            });
-        }
     }
-    let last_fraction = sheets
-        .last()
-        .map(|s| (result.stats.used_length / s.width).min(1.0))
-        .unwrap_or(0.0);
-    let solution = Solution {
-        instance: inst.name.clone(),
-        sheets_used: sheets.len() as u32,
-        sheet_equivalents: sheets.len().saturating_sub(1) as f64 + last_fraction,
-        sheets,
-    };
+    let written = solution(inst, &result);
     if verified.is_ok() {
-        verified = check_solution(inst, &solution);
+        verified = check_solution(inst, &written);
     }
     Ok(Outcome {
         parts: result.stats.parts_requested,
@@ -105,6 +87,6 @@ pub fn run(
             },
         )?
         .bytes,
-        solution,
+        solution: written,
     })
 }

@@ -104,32 +104,14 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
     let cancel = CancelHandle::default();
     let result = nest2d::nest(&problem, eval, &cancel, &|_| {})?;
     let part_area = problem.demanded_area();
-    let mut sheets = Vec::new();
-    let mut full_sheet_utilisation = Vec::new();
-    for layout in &result.layouts {
-        let def = &inst.sheets[layout.sheet];
-        for _ in 0..layout.multiplicity {
-            full_sheet_utilisation.push(layout.utilisation);
-            sheets.push(SheetSolution {
-                sheet_id: def.id.clone(),
-                width: def.width,
-                height: def.height,
-                placements: solution_placements(&inst.items, layout),
-            });
-        }
-    }
+    let mut full_sheet_utilisation: Vec<f64> = result
+        .layouts
+        .iter()
+        .flat_map(|l| std::iter::repeat_n(l.utilisation, l.multiplicity as usize))
+        .collect();
     // the last sheet counts by its used length; the engine lists it last
     full_sheet_utilisation.pop();
-    let last_fraction = sheets
-        .last()
-        .map(|s| (result.stats.used_length / s.width).min(1.0))
-        .unwrap_or(0.0);
-    let solution = Solution {
-        instance: inst.name.clone(),
-        sheets_used: sheets.len() as u32,
-        sheet_equivalents: sheets.len().saturating_sub(1) as f64 + last_fraction,
-        sheets,
-    };
+    let solution = solution(inst, &result);
     let verified = check_solution(inst, &solution);
     let svg = layouts_svg(&problem, &result.layouts);
     Ok(Outcome {
@@ -143,6 +125,34 @@ pub fn run(inst: &Instance, settings: Settings, eval: &dyn Evaluator) -> anyhow:
         verified,
         svg,
     })
+}
+
+/// The result as the bench writes it: every sheet cut, in order (a layout used several times
+/// appears that many times), and the sheet equivalents (full sheets plus the last sheet's used
+/// length over its length; the engine lists the last sheet last).
+pub fn solution(inst: &Instance, result: &nest2d::NestResult) -> Solution {
+    let mut sheets = Vec::new();
+    for layout in &result.layouts {
+        let def = &inst.sheets[layout.sheet];
+        for _ in 0..layout.multiplicity {
+            sheets.push(SheetSolution {
+                sheet_id: def.id.clone(),
+                width: def.width,
+                height: def.height,
+                placements: solution_placements(&inst.items, layout),
+            });
+        }
+    }
+    let last_fraction = sheets
+        .last()
+        .map(|s| (result.stats.used_length / s.width).min(1.0))
+        .unwrap_or(0.0);
+    Solution {
+        instance: inst.name.clone(),
+        sheets_used: sheets.len() as u32,
+        sheet_equivalents: sheets.len().saturating_sub(1) as f64 + last_fraction,
+        sheets,
+    }
 }
 
 /// Rebuilds every sheet from the instance file alone and checks it exactly: each item placed as

@@ -535,6 +535,13 @@ pub fn same_angle(a: f64, b: f64) -> bool {
 mod tests {
     use super::*;
 
+    fn polygon(points: &[(f64, f64)]) -> Shape {
+        Shape::new(
+            points.iter().map(|&(x, y)| Point::new(x, y)).collect(),
+            vec![],
+        )
+    }
+
     fn cutting(mode: BlockMode, gap: f64) -> CommonCutting {
         CommonCutting {
             mode,
@@ -582,14 +589,7 @@ mod tests {
     #[test]
     fn triangles_pair_along_the_long_edge_into_a_rectangle() {
         let any = |_: &Block| true;
-        let tri = Shape::new(
-            vec![
-                Point::new(0.0, 0.0),
-                Point::new(40.0, 0.0),
-                Point::new(0.0, 30.0),
-            ],
-            vec![],
-        );
+        let tri = polygon(&[(0.0, 0.0), (40.0, 0.0), (0.0, 30.0)]);
         let blocks = blocks_of(
             &tri,
             &cutting(BlockMode::Pairs, 0.0),
@@ -604,14 +604,7 @@ mod tests {
     #[test]
     fn a_pair_needs_the_half_turn() {
         let any = |_: &Block| true;
-        let tri = Shape::new(
-            vec![
-                Point::new(0.0, 0.0),
-                Point::new(40.0, 0.0),
-                Point::new(0.0, 30.0),
-            ],
-            vec![],
-        );
+        let tri = polygon(&[(0.0, 0.0), (40.0, 0.0), (0.0, 30.0)]);
         assert!(blocks_of(
             &tri,
             &cutting(BlockMode::Pairs, 0.0),
@@ -623,22 +616,16 @@ mod tests {
     #[test]
     fn octagons_in_a_grid_would_enclose_scrap() {
         let any = |_: &Block| true;
-        let oct = Shape::new(
-            [
-                (5.0, 0.0),
-                (25.0, 0.0),
-                (30.0, 5.0),
-                (30.0, 25.0),
-                (25.0, 30.0),
-                (5.0, 30.0),
-                (0.0, 25.0),
-                (0.0, 5.0),
-            ]
-            .iter()
-            .map(|&(x, y)| Point::new(x, y))
-            .collect(),
-            vec![],
-        );
+        let oct = polygon(&[
+            (5.0, 0.0),
+            (25.0, 0.0),
+            (30.0, 5.0),
+            (30.0, 25.0),
+            (25.0, 30.0),
+            (5.0, 30.0),
+            (0.0, 25.0),
+            (0.0, 5.0),
+        ]);
         // a grid has copies off the line through the first two
         let is_grid = |b: &Block| {
             let (o, d) = (b.members[0].offset, b.members[1].offset);
@@ -661,22 +648,16 @@ mod tests {
     #[test]
     fn a_notched_edge_is_no_support_edge() {
         // a U: its top stretches touch the top line twice, so neither is a support edge
-        let u = Shape::new(
-            [
-                (0.0, 0.0),
-                (30.0, 0.0),
-                (30.0, 20.0),
-                (20.0, 20.0),
-                (20.0, 10.0),
-                (10.0, 10.0),
-                (10.0, 20.0),
-                (0.0, 20.0),
-            ]
-            .iter()
-            .map(|&(x, y)| Point::new(x, y))
-            .collect(),
-            vec![],
-        );
+        let u = polygon(&[
+            (0.0, 0.0),
+            (30.0, 0.0),
+            (30.0, 20.0),
+            (20.0, 20.0),
+            (20.0, 10.0),
+            (10.0, 10.0),
+            (10.0, 20.0),
+            (0.0, 20.0),
+        ]);
         let edges = support_edges(u.outer());
         assert!(edges.iter().all(|e| e.normal.y < 0.5), "{edges:?}");
         assert_eq!(edges.len(), 3);

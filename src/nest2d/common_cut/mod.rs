@@ -317,7 +317,7 @@ fn offers(problem: &Problem, part: usize, cc: &CommonCutting) -> Vec<Block> {
         cc,
         &Limits {
             cap: cc.block_cap(limit).min(p.quantity),
-            spacing: part_spacing(problem, part),
+            spacing,
             rotations: &relative_rotations(&p.rotations, p.allow_mirror),
             fits: &fits,
         },
