@@ -22,17 +22,7 @@ fn rect(id: &str, w: f64, h: f64, qty: u32) -> PartSpec {
 }
 
 fn cutting(mode: BlockMode) -> CommonCutting {
-    CommonCutting {
-        mode,
-        importance: CutImportance::High,
-        safety: CutSafety::Normal,
-        gap: GAP,
-        min_length: 0.0,
-        max_part_x: None,
-        max_part_y: None,
-        only_pairs: false,
-        may_enclose: false,
-    }
+    CommonCutting::new(mode, CutImportance::High, GAP)
 }
 
 fn problem(parts: Vec<PartSpec>, mode: Option<BlockMode>) -> Problem {

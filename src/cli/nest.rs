@@ -2,8 +2,8 @@
 
 use crate::geometry::{import_dxf, import_dxf_sheet, ImportOptions};
 use crate::nest2d::{
-    self, BlockMode, CancelHandle, CommonCutting, CutImportance, CutSafety, FillAngle, PartSpec,
-    Problem, Settings, SheetShape, SheetSpec,
+    self, BlockMode, CancelHandle, CommonCutting, CutImportance, FillAngle, PartSpec, Problem,
+    Settings, SheetShape, SheetSpec,
 };
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -39,17 +39,7 @@ pub fn common_cutting(arg: &str) -> Result<CommonCutting> {
         .ok_or_else(|| {
             anyhow!("--common-cut '{arg}': the gap is a number of millimetres, 0 or more")
         })?;
-    Ok(CommonCutting {
-        mode,
-        importance: CutImportance::High,
-        safety: CutSafety::Normal,
-        gap,
-        min_length: 0.0,
-        max_part_x: None,
-        max_part_y: None,
-        only_pairs: false,
-        may_enclose: false,
-    })
+    Ok(CommonCutting::new(mode, CutImportance::High, gap))
 }
 
 /// Parses `--rotation`: Any (90-degree steps), None, Rotate90, Rotate180, or a step in degrees.

@@ -295,6 +295,23 @@ pub struct CommonCutting {
 }
 
 impl CommonCutting {
+    /// Common cutting in `mode` at `importance` with a `gap`, every other setting at the
+    /// interface's default (Normal safety, no minimum length, no size limit, blocks of any
+    /// size the importance allows, no enclosed scrap).
+    pub fn new(mode: BlockMode, importance: CutImportance, gap: f64) -> CommonCutting {
+        CommonCutting {
+            mode,
+            importance,
+            safety: CutSafety::Normal,
+            gap,
+            min_length: 0.0,
+            max_part_x: None,
+            max_part_y: None,
+            only_pairs: false,
+            may_enclose: false,
+        }
+    }
+
     /// The most copies a block of a part may hold: the part's CommonCutMaxBlockSize, else the
     /// importance's (Low 2, Medium 4, High 9), never more than two with OnlyPairs or Pairs.
     pub fn block_cap(&self, part_limit: u32) -> u32 {

@@ -543,17 +543,7 @@ mod tests {
     }
 
     fn cutting(mode: BlockMode, gap: f64) -> CommonCutting {
-        CommonCutting {
-            mode,
-            importance: CutImportance::High,
-            safety: CutSafety::Normal,
-            gap,
-            min_length: 0.0,
-            max_part_x: None,
-            max_part_y: None,
-            only_pairs: false,
-            may_enclose: false,
-        }
+        CommonCutting::new(mode, CutImportance::High, gap)
     }
 
     fn limits<'a>(cap: u32, rotations: &'a [f64], fits: &'a dyn Fn(&Block) -> bool) -> Limits<'a> {
