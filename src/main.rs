@@ -248,6 +248,11 @@ enum BenchCmd {
         /// None, Low, Medium or High: how strongly identical sheet layouts are preferred.
         #[arg(long, default_value = "None")]
         repeat: String,
+        /// Also nest the same parts as one strip of the first sheet's height, in the same time,
+        /// and print its density, the sheets the area bound needs at that density (the bar) and
+        /// how far the emptiest full sheet lies under it.
+        #[arg(long)]
+        strip: bool,
         #[arg(long)]
         out: PathBuf,
         /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
@@ -569,6 +574,7 @@ fn run(cli: Cli) -> Result<()> {
                     threads,
                     iterations,
                     repeat,
+                    strip,
                     out,
                     compute,
                 },
@@ -580,6 +586,7 @@ fn run(cli: Cli) -> Result<()> {
                 threads,
                 iterations,
                 repeat: &repeat,
+                strip,
                 compute: compute.as_deref(),
             },
             &out,
@@ -999,6 +1006,7 @@ struct SheetsBenchArgs<'a> {
     threads: u32,
     iterations: Option<u64>,
     repeat: &'a str,
+    strip: bool,
     compute: Option<&'a str>,
 }
 
@@ -1011,7 +1019,7 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
     })?;
     println!("compute: {}", eval.name());
     println!(
-        "{:<18} {:>5} {:>6} {:>7} {:>8} {:>7} {:>8}  {:<40}  check",
+        "{:<18} {:>5} {:>6} {:>7} {:>8} {:>7} {:>8} {:>7} {:>4} {:>6}  {:<40}  check",
         "instance",
         "parts",
         "sheets",
@@ -1019,6 +1027,9 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
         "sheet_eq",
         "layouts",
         "seconds",
+        "strip%",
+        "bar",
+        "gap",
         "utilisation% of all but the last"
     );
     let mut failed = false;
@@ -1032,7 +1043,31 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             repeat,
             ..Default::default()
         };
+        // the same parts as one strip, in the same time: the density the sheets are held to
+        let strip = if a.strip {
+            let s = kerf::bench::esicup::run(
+                &sheets::as_strip(&inst),
+                settings.clone(),
+                eval.as_ref(),
+            )?;
+            if let Err(e) = &s.verified {
+                failed = true;
+                println!("{}: the strip FAILED its check: {e}", inst.name);
+            }
+            Some(s.solution.density)
+        } else {
+            None
+        };
         let o = sheets::run(&inst, settings, eval.as_ref())?;
+        let (strip_col, bar_col, gap_col) = match strip {
+            Some(d) => (
+                format!("{:.2}", 100.0 * d),
+                sheets::sheets_at_density(o.area_bound, d).to_string(),
+                sheets::worst_gap(&o.full_sheet_utilisation, d)
+                    .map_or("-".to_string(), |g| format!("{g:.1}")),
+            ),
+            None => ("-".to_string(), "-".to_string(), "-".to_string()),
+        };
         let check = match &o.verified {
             Ok(()) if o.placed == o.parts => "verified".to_string(),
             Ok(()) => {
@@ -1050,7 +1085,7 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             .map(|u| format!("{u:.0}"))
             .collect();
         println!(
-            "{:<18} {:>5} {:>6} {:>7.2} {:>8.2} {:>7} {:>8.1}  {:<40}  {}",
+            "{:<18} {:>5} {:>6} {:>7.2} {:>8.2} {:>7} {:>8.1} {:>7} {:>4} {:>6}  {:<40}  {}",
             inst.name,
             o.parts,
             o.solution.sheets_used,
@@ -1058,6 +1093,9 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             o.solution.sheet_equivalents,
             o.layouts,
             o.seconds,
+            strip_col,
+            bar_col,
+            gap_col,
             utils.join(" "),
             check
         );

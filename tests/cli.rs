@@ -153,3 +153,51 @@ fn bench_esicup_writes_checkable_layouts() {
     kerf::bench::esicup::check_solution(&instance, &sol).unwrap();
     assert!(sol.density > 0.6 && sol.density <= 1.0, "{}", sol.density);
 }
+
+#[test]
+fn bench_sheets_with_strip_prints_the_strip_density_and_the_bar() {
+    let dir = std::env::temp_dir().join(format!("kerf-bench-sheets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // twelve 2 x 1 rectangles (area 24) on 4 x 3 sheets (area 12): an area bound of 2 sheets
+    let inst = dir.join("rects.json");
+    std::fs::write(
+        &inst,
+        r#"{"name": "rects", "items": [{"id": 0, "demand": 12, "allowed_orientations": [0, 90],
+            "shape": {"type": "simple_polygon", "data": [[0, 0], [2, 0], [2, 1], [0, 1]]}}],
+            "sheets": [{"id": "S", "width": 4, "height": 3, "quantity": 0}]}"#,
+    )
+    .unwrap();
+    let o = kerf()
+        .args(["bench", "sheets"])
+        .arg(&inst)
+        .args(["--time", "1", "--strip", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("strip%"), "{stdout}");
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("rects"))
+        .expect("a row for the instance")
+        .split_whitespace()
+        .collect();
+    // instance parts sheets bound sheet_eq layouts seconds strip% bar gap ...
+    let (sheets, bound): (u32, f64) = (row[2].parse().unwrap(), row[3].parse().unwrap());
+    let (strip, bar): (f64, u32) = (row[7].parse().unwrap(), row[8].parse().unwrap());
+    assert!((bound - 2.0).abs() < 1e-9, "{stdout}");
+    assert!(strip > 50.0 && strip <= 100.0, "{stdout}");
+    // the bar is the area bound at the strip's density, rounded up (strip% is printed rounded)
+    let bar_at = |d: f64| (bound / (d / 100.0) - 1e-9).ceil() as u32;
+    assert!(
+        bar_at(strip + 0.005) <= bar && bar <= bar_at(strip - 0.005),
+        "{stdout}"
+    );
+    assert!(sheets >= 2, "{stdout}");
+    assert!(row.last() == Some(&"verified"), "{stdout}");
+}

@@ -13,7 +13,7 @@ pub struct Instance {
     pub items: Vec<Item>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 pub struct Item {
     pub id: u64,
     pub demand: u32,
@@ -22,7 +22,7 @@ pub struct Item {
     pub shape: ItemShape,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 pub struct ItemShape {
     #[serde(rename = "type")]
     pub kind: String,

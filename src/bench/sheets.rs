@@ -4,7 +4,8 @@
 //! length) and the utilisation of every sheet but the last.
 
 use super::esicup::{
-    check_items, layouts_svg, parts, placed_items, solution_placements, Item, SolutionPlacement,
+    self, check_items, layouts_svg, parts, placed_items, solution_placements, Item,
+    SolutionPlacement,
 };
 use crate::nest2d::{self, CancelHandle, Problem, Settings, SheetSpec};
 use kerf_kernels::Evaluator;
@@ -82,6 +83,34 @@ pub fn problem(inst: &Instance, settings: Settings) -> Problem {
             .collect(),
         settings,
     }
+}
+
+/// The same parts as one strip of the first sheet's height: what `bench esicup` packs. The
+/// sheets are measured against the density the strip search reaches on the same parts in the
+/// same time (`--strip`), not against the instance the parts came from (fewer parts in the same
+/// time pack differently).
+pub fn as_strip(inst: &Instance) -> esicup::Instance {
+    esicup::Instance {
+        name: format!("{}_strip", inst.name),
+        strip_height: inst.sheets[0].height,
+        items: inst.items.clone(),
+    }
+}
+
+/// How many sheets of the first size the parts need at the strip's density (a fraction): the
+/// area bound over the density, rounded up. The multi-sheet search's bar.
+pub fn sheets_at_density(area_bound: f64, density: f64) -> u32 {
+    // a hair of slack: 5.0000000001 sheets' worth is five sheets
+    (area_bound / density - 1e-9).ceil().max(1.0) as u32
+}
+
+/// How many points (of utilisation, percent) the least-used full sheet lies under `density`
+/// (a fraction); negative when every full sheet is denser. `None` with one sheet.
+pub fn worst_gap(full_sheet_utilisation: &[f64], density: f64) -> Option<f64> {
+    full_sheet_utilisation
+        .iter()
+        .map(|u| 100.0 * density - u)
+        .reduce(f64::max)
 }
 
 pub struct Outcome {
@@ -209,4 +238,40 @@ pub fn check_solution(inst: &Instance, sol: &Solution) -> Result<(), String> {
         return Err("sheets_used is not the number of sheets listed".into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_is_the_area_bound_at_the_strip_density_rounded_up() {
+        assert_eq!(sheets_at_density(5.06, 0.847), 6); // 5.97
+        assert_eq!(sheets_at_density(4.35, 0.8655), 6); // 5.03
+        assert_eq!(sheets_at_density(4.25, 0.85), 5); // exactly 5
+        assert_eq!(sheets_at_density(0.1, 0.9), 1);
+    }
+
+    #[test]
+    fn the_worst_gap_is_the_emptiest_full_sheet_under_the_strip() {
+        assert_eq!(worst_gap(&[], 0.85), None);
+        let gap = worst_gap(&[84.0, 80.0, 86.0], 0.85).unwrap();
+        assert!((gap - 5.0).abs() < 1e-9, "{gap}");
+        assert!(worst_gap(&[90.0], 0.85).unwrap() < 0.0);
+    }
+
+    #[test]
+    fn the_strip_holds_the_same_parts_at_the_first_sheets_height() {
+        let inst: Instance = serde_json::from_str(
+            r#"{"name": "t", "items": [{"id": 3, "demand": 4, "shape": {"type": "simple_polygon",
+                "data": [[0, 0], [2, 0], [2, 1], [0, 1]]}}],
+                "sheets": [{"id": "A", "width": 10, "height": 7}, {"id": "B", "width": 5, "height": 9}]}"#,
+        )
+        .unwrap();
+        let strip = as_strip(&inst);
+        assert_eq!(strip.strip_height, 7.0);
+        assert_eq!(strip.items.len(), 1);
+        assert_eq!((strip.items[0].id, strip.items[0].demand), (3, 4));
+        assert_eq!(strip.name, "t_strip");
+    }
 }
