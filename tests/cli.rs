@@ -5,6 +5,16 @@ use std::process::Command;
 fn kerf() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kerf"))
 }
+/// The command's standard output, once it has succeeded (its output and errors shown if not).
+fn succeeded(o: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
 fn data(name: &str) -> String {
     format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -39,12 +49,7 @@ fn nest_real_dxf_parts_writes_a_layout() {
         .arg(&svg)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = succeeded(&o);
     assert!(stdout.contains("parts placed 8/8"), "{stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(v["Statistics"]["PartsPlaced"], 8);
@@ -137,12 +142,7 @@ fn bench_esicup_writes_checkable_layouts() {
         .arg(&dir)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = succeeded(&o);
     assert!(
         stdout.contains("fu") && stdout.contains("verified"),
         "{stdout}"
@@ -174,12 +174,7 @@ fn bench_sheets_with_strip_prints_the_strip_density_and_the_bar() {
         .arg(&dir)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = succeeded(&o);
     assert!(stdout.contains("strip%"), "{stdout}");
     let row: Vec<&str> = stdout
         .lines()
