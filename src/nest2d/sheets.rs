@@ -597,13 +597,6 @@ impl SheetSearch<'_> {
 /// Utilisation (percent) the share of the first densified sheet is sized for; later sheets use
 /// the best utilisation reached when it is higher.
 const EXPECTED_UTILISATION: f64 = 85.0;
-/// How much more than its area share of each part a sheet may start from (each part's share is
-/// rounded up as well): none. Slack lets the first sheets take more of the small parts that
-/// fill gaps, and the later sheets, left with the big ones, pack worse. Measured with `kerf bench sheets
-/// --time 60`: shirts_x2 took 8 sheets at 1.15 and 7 at 1.0 (three runs each), trousers_x2's
-/// full sheets evened out (87..69 % at 1.15, 83..76 % at 1.0), no instance took more sheets.
-const QUOTA_SLACK: f64 = 1.0;
-
 /// How many more copies of each part a sheet may take while it is filled from its share.
 #[derive(Clone, Debug)]
 struct Quota {
@@ -613,14 +606,17 @@ struct Quota {
 
 impl Quota {
     /// Each part's share of a sheet that holds `capacity` of part area: the part's copies left
-    /// times the fraction of the pool's area the sheet holds (with some slack), rounded up.
+    /// times the fraction of the pool's area the sheet holds, rounded up, and no more. Slack
+    /// (15 % once) let the first sheets take more of the small parts that fill gaps, and the
+    /// later sheets, left with the big ones, packed worse: `kerf bench sheets --time 60` took 8
+    /// sheets for shirts_x2 with it and 7 without (three runs each), and no instance took more.
     fn share(problem: &Problem, pool: &[Item], capacity: f64) -> Quota {
         let total: f64 = pool
             .iter()
             .map(|i| problem.parts[i.part].geometry.area())
             .sum();
         let fraction = if total > 0.0 {
-            (QUOTA_SLACK * capacity / total).min(1.0)
+            (capacity / total).min(1.0)
         } else {
             1.0
         };
