@@ -630,14 +630,25 @@ impl<'a> Compactor<'a> {
 
     /// Shrinks the used length until the budget runs out. `on_better(poses, length)` is called
     /// with each feasible shorter layout; afterwards the compactor holds the best one.
-    pub fn compact(&mut self, budget: &Budget, mut on_better: impl FnMut(&[Pose], f64)) {
+    pub fn compact(&mut self, budget: &Budget, on_better: impl FnMut(&[Pose], f64)) {
+        self.compact_from(budget, 0.01, on_better)
+    }
+
+    /// `compact`, with the first shrink `first_step` of the length (a fraction): small when the
+    /// layout comes from a coarser raster, whose slack is what there is to win at first.
+    pub fn compact_from(
+        &mut self,
+        budget: &Budget,
+        first_step: f64,
+        mut on_better: impl FnMut(&[Pose], f64),
+    ) {
         let mut best = self.poses.clone();
         let mut best_len = self.used_length();
         // the layout shrinking starts from: the best, or an equally long variant of it
         let mut current = best.clone();
         let mut current_len = best_len;
         let cell = self.area.cell;
-        let mut ratio: f64 = 0.01;
+        let mut ratio: f64 = first_step;
         let min_step = cell;
         while !budget.over(self.rounds) {
             let step = (current_len * ratio).max(min_step);
