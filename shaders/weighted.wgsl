@@ -1,7 +1,7 @@
 // Whole-map evaluation against weighted placed rasters (see kernels/src/weighted.rs): the
-// difference table of the rectangles' corners is scattered in, four inclusive prefix passes
-// make it the summed-area table of the weighted grid, and each (position, candidate) sums four
-// lookups per rectangle. Values are u64 as vec2<u32> (low, high) with wrapping arithmetic,
+// difference table of the rectangles' corners is added in (weighted_scatter.wgsl), four
+// inclusive prefix passes make it the summed-area table of the weighted grid, and each
+// (position, candidate) sums four lookups per rectangle. Values are u64 as vec2<u32> (low, high) with wrapping arithmetic,
 // exactly as the CPU computes them.
 
 struct Dims {
@@ -10,7 +10,7 @@ struct Dims {
     gh: u32,
     x0: i32,
     y0: i32,
-    // entries to scatter; invocations per row of the evaluation dispatch
+    // (unused here: the scatter's count); invocations per row of the evaluation dispatch
     entries: u32,
     row_span: u32,
     _pad0: u32,
@@ -19,7 +19,6 @@ struct Dims {
 
 @group(0) @binding(0) var<uniform> dims: Dims;
 @group(0) @binding(1) var<storage, read_write> table: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> entries: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> parts: array<Part>;
 @group(0) @binding(4) var<storage, read> rects: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read_write> out: array<vec2<u32>>;
@@ -36,41 +35,68 @@ fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return vec2<u32>(lo, a.y - b.y - borrow);
 }
 
-// entries[k] = (index, low, high, unused); indices are distinct
+// The prefix passes: every line (a row, or a column) of the table becomes its running sum.
+// A line is cut into segments of `seg` entries, so that many invocations share each line:
+// `seg_sums` adds up each segment, `seg_offsets` turns each line's segment sums into
+// exclusive running sums, `seg_apply` rewrites each segment as running sums from its offset.
+// (One invocation per whole line would walk thousands of entries one after the other.)
+struct Scan {
+    lines: u32,
+    length: u32,
+    // index of entry k of line l: l * line_stride + k * step
+    line_stride: u32,
+    step: u32,
+    seg: u32,
+    segs: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(6) var<uniform> scan: Scan;
+@group(0) @binding(7) var<storage, read_write> sums: array<vec2<u32>>;
+
 @compute @workgroup_size(64)
-fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x >= dims.entries) {
+fn seg_sums(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let line = gid.x;
+    let s = gid.y;
+    if (line >= scan.lines || s >= scan.segs) {
         return;
     }
-    let e = entries[gid.x];
-    table[e.x] = vec2<u32>(e.y, e.z);
+    let end = min((s + 1u) * scan.seg, scan.length);
+    var acc = vec2<u32>(0u, 0u);
+    for (var k = s * scan.seg; k < end; k = k + 1u) {
+        acc = add64(acc, table[line * scan.line_stride + k * scan.step]);
+    }
+    sums[line * scan.segs + s] = acc;
 }
 
 @compute @workgroup_size(64)
-fn prefix_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let stride = dims.gw + 2u;
-    let y = gid.x;
-    if (y >= dims.gh + 2u) {
+fn seg_offsets(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let line = gid.x;
+    if (line >= scan.lines) {
         return;
     }
     var acc = vec2<u32>(0u, 0u);
-    for (var x = 0u; x < stride; x = x + 1u) {
-        acc = add64(acc, table[y * stride + x]);
-        table[y * stride + x] = acc;
+    for (var s = 0u; s < scan.segs; s = s + 1u) {
+        let v = sums[line * scan.segs + s];
+        sums[line * scan.segs + s] = acc;
+        acc = add64(acc, v);
     }
 }
 
 @compute @workgroup_size(64)
-fn prefix_cols(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let stride = dims.gw + 2u;
-    let x = gid.x;
-    if (x >= stride) {
+fn seg_apply(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let line = gid.x;
+    let s = gid.y;
+    if (line >= scan.lines || s >= scan.segs) {
         return;
     }
-    var acc = vec2<u32>(0u, 0u);
-    for (var y = 0u; y < dims.gh + 2u; y = y + 1u) {
-        acc = add64(acc, table[y * stride + x]);
-        table[y * stride + x] = acc;
+    let end = min((s + 1u) * scan.seg, scan.length);
+    var acc = sums[line * scan.segs + s];
+    for (var k = s * scan.seg; k < end; k = k + 1u) {
+        let i = line * scan.line_stride + k * scan.step;
+        acc = add64(acc, table[i]);
+        table[i] = acc;
     }
 }
 

@@ -994,6 +994,9 @@ fn bench_esicup(
             densities.iter().sum::<f64>() / densities.len() as f64
         );
     }
+    if eval.accelerated_calls() > 0 {
+        println!("calls answered by the GPU: {}", eval.accelerated_calls());
+    }
     if failed {
         anyhow::bail!("some layouts failed the exact check");
     }

@@ -94,11 +94,15 @@ pub struct GpuEvaluator {
     overlap_map: wgpu::ComputePipeline,
     first_fit: wgpu::ComputePipeline,
     w_scatter: wgpu::ComputePipeline,
-    w_rows: wgpu::ComputePipeline,
-    w_cols: wgpu::ComputePipeline,
+    w_seg_sums: wgpu::ComputePipeline,
+    w_seg_offsets: wgpu::ComputePipeline,
+    w_seg_apply: wgpu::ComputePipeline,
     w_map: wgpu::ComputePipeline,
-    /// One evaluation at a time (each builds its own buffers; the device is shared).
+    /// One evaluation at a time (the device and the scratch buffers are shared).
     busy: Mutex<()>,
+    /// Buffers kept from call to call (the weighted table and its segment sums, tens of MB on
+    /// a fine strip): allocating and zeroing them anew cost more than the evaluation.
+    scratch: Mutex<Vec<(Scratch, wgpu::Buffer)>>,
     /// Set after a GPU error: from then on the CPU twin answers.
     failed: std::sync::Arc<AtomicBool>,
     /// What that error was.
@@ -109,6 +113,40 @@ pub struct GpuEvaluator {
     /// and its readback cost more than a small evaluation. The answers are the same either way.
     min_work: u64,
     cpu: CpuEvaluator,
+}
+
+/// The buffers `GpuEvaluator::scratch` keeps.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Scratch {
+    WeightedTable,
+    SegmentSums,
+}
+
+/// Entries per segment of the weighted table's prefix passes (see `shaders/weighted.wgsl`).
+const SCAN_SEGMENT: u32 = 64;
+
+/// A prefix pass over the weighted table, as the scan kernels read it (`Scan` in
+/// shaders/weighted.wgsl).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ScanDims {
+    lines: u32,
+    length: u32,
+    line_stride: u32,
+    step: u32,
+    seg: u32,
+    segs: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ScatterDims {
+    stride: u32,
+    rects: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 /// Why a GPU evaluation did not run.
@@ -206,6 +244,10 @@ impl GpuEvaluator {
                 include_str!("../../shaders/weighted.wgsl")
             ),
         );
+        let weighted_scatter = module(
+            "weighted_scatter",
+            include_str!("../../shaders/weighted_scatter.wgsl"),
+        );
         let pipeline = |m: &wgpu::ShaderModule, entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
@@ -226,10 +268,12 @@ impl GpuEvaluator {
             sat_cols: pipeline(&sat, "cols"),
             overlap_map: pipeline(&overlap, "overlap_map"),
             first_fit: pipeline(&overlap, "first_fit"),
-            w_scatter: pipeline(&weighted, "scatter"),
-            w_rows: pipeline(&weighted, "prefix_rows"),
-            w_cols: pipeline(&weighted, "prefix_cols"),
+            w_scatter: pipeline(&weighted_scatter, "scatter"),
+            w_seg_sums: pipeline(&weighted, "seg_sums"),
+            w_seg_offsets: pipeline(&weighted, "seg_offsets"),
+            w_seg_apply: pipeline(&weighted, "seg_apply"),
             w_map: pipeline(&weighted, "weighted_map"),
+            scratch: Mutex::new(Vec::new()),
             device,
             queue,
             limits,
@@ -390,6 +434,31 @@ impl GpuEvaluator {
             self.pass(encoder, pipeline, &buffers, groups);
         }
         Ok(sat)
+    }
+
+    /// The kept buffer `which`, at least `bytes` long (made anew, a quarter larger, when the
+    /// kept one is too small). Callers hold `busy`, so no two calls share it at once.
+    fn scratch(&self, which: Scratch, bytes: u64) -> wgpu::Buffer {
+        let mut kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, b)) = kept.iter().find(|(w, b)| *w == which && b.size() >= bytes) {
+            return b.clone();
+        }
+        kept.retain(|(w, _)| *w != which);
+        let size = (bytes + bytes / 4)
+            .min(self.max_binding())
+            .max(bytes)
+            .next_multiple_of(8);
+        let b = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(match which {
+                Scratch::WeightedTable => "weighted table",
+                Scratch::SegmentSums => "segment sums",
+            }),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        kept.push((which, b.clone()));
+        b
     }
 
     fn uniform(&self, bytes: &[u8]) -> wgpu::Buffer {
@@ -577,11 +646,37 @@ impl GpuEvaluator {
             rects.extend_from_slice(c.raster.rects());
             total += nx as u64 * ny as u64;
         }
+        let (stride, rows) = (corners.gw + 2, corners.gh + 2);
+        // the prefix passes: rows (entries 1 apart), then columns (entries a row apart), twice
+        let scans = [(rows, stride, stride, 1), (stride, rows, 1, stride)].map(
+            |(lines, length, line_stride, step)| ScanDims {
+                lines,
+                length,
+                line_stride,
+                step,
+                seg: SCAN_SEGMENT,
+                segs: length.div_ceil(SCAN_SEGMENT),
+                _pad0: 0,
+                _pad1: 0,
+            },
+        );
+        let sums_bytes = scans
+            .iter()
+            .map(|d| d.lines as u64 * d.segs as u64 * 8)
+            .max()
+            .unwrap_or(8);
         let out_bytes = (total * 8).max(8);
+        let corner_words: Vec<[u32; 4]> = corners
+            .rects
+            .iter()
+            .flat_map(|&(r, w)| [r, [w, 0, 0, 0]])
+            .collect();
         if table_bytes > self.max_binding()
+            || sums_bytes > self.max_binding()
             || out_bytes > self.max_binding()
             || total > u32::MAX as u64
-            || corners.entries.len() as u64 * 16 > self.max_binding()
+            || corner_words.len() as u64 * 16 > self.max_binding()
+            || scans.iter().any(|d| d.segs > MAX_GROUPS)
         {
             return Err(GpuError::TooLarge);
         }
@@ -591,28 +686,13 @@ impl GpuEvaluator {
             gh: corners.gh,
             x0: corners.x0,
             y0: corners.y0,
-            entries: corners.entries.len() as u32,
+            entries: corners.rects.len() as u32,
             row_span: gx * WORKGROUP,
             _pad0: 0,
             _pad1: 0,
         };
         let dims = self.uniform(bytemuck::bytes_of(&dims));
-        let table = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("weighted table"),
-            size: table_bytes,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
-        let entries: Vec<[u32; 4]> = corners
-            .entries
-            .iter()
-            .map(|&(i, v)| [i, v as u32, (v >> 32) as u32, 0])
-            .collect();
-        let entries = self.storage(if entries.is_empty() {
-            &[0; 16]
-        } else {
-            bytemuck::cast_slice(&entries)
-        });
+        let table = self.scratch(Scratch::WeightedTable, table_bytes);
         let parts_buf = self.storage(if parts.is_empty() {
             &[0; 32]
         } else {
@@ -630,28 +710,32 @@ impl GpuEvaluator {
             mapped_at_creation: false,
         });
         let mut encoder = self.encoder();
-        let (stride, rows) = (corners.gw + 2, corners.gh + 2);
-        let groups = |n: u32| (n.div_ceil(WORKGROUP).max(1), 1, 1);
-        if !corners.entries.is_empty() {
+        encoder.clear_buffer(&table, 0, Some(table_bytes));
+        let groups = |n: u32| n.div_ceil(WORKGROUP).max(1);
+        if !corners.rects.is_empty() {
+            let scatter_dims = self.uniform(bytemuck::bytes_of(&ScatterDims {
+                stride,
+                rects: corners.rects.len() as u32,
+                _pad0: 0,
+                _pad1: 0,
+            }));
+            let corner_buf = self.storage(bytemuck::cast_slice(&corner_words));
             self.pass(
                 &mut encoder,
                 &self.w_scatter,
-                &[(0, &dims), (1, &table), (2, &entries)],
-                groups(corners.entries.len() as u32),
+                &[(0, &scatter_dims), (1, &table), (2, &corner_buf)],
+                (groups(corners.rects.len() as u32), 1, 1),
             );
+            let sums = self.scratch(Scratch::SegmentSums, sums_bytes);
+            let scan_dims = scans.map(|d| (d, self.uniform(bytemuck::bytes_of(&d))));
             for _ in 0..2 {
-                self.pass(
-                    &mut encoder,
-                    &self.w_rows,
-                    &[(0, &dims), (1, &table)],
-                    groups(rows),
-                );
-                self.pass(
-                    &mut encoder,
-                    &self.w_cols,
-                    &[(0, &dims), (1, &table)],
-                    groups(stride),
-                );
+                for (d, u) in &scan_dims {
+                    let lines = groups(d.lines);
+                    let bufs = [(1, &table), (6, u), (7, &sums)];
+                    self.pass(&mut encoder, &self.w_seg_sums, &bufs, (lines, d.segs, 1));
+                    self.pass(&mut encoder, &self.w_seg_offsets, &bufs[1..], (lines, 1, 1));
+                    self.pass(&mut encoder, &self.w_seg_apply, &bufs, (lines, d.segs, 1));
+                }
             }
         }
         if !parts.is_empty() && total > 0 {
@@ -827,6 +911,10 @@ fn desc_backends() -> wgpu::Backends {
 impl Evaluator for GpuEvaluator {
     fn adapter_failure(&self) -> Option<String> {
         self.failure()
+    }
+
+    fn accelerated_calls(&self) -> u64 {
+        self.answered()
     }
 
     fn name(&self) -> String {

@@ -48,6 +48,12 @@ pub trait Evaluator: Send + Sync {
         None
     }
 
+    /// How many calls the accelerator itself answered (the rest went to a CPU): what the
+    /// benchmarks print to show whether a GPU did the work. 0 for a backend that drives none.
+    fn accelerated_calls(&self) -> u64 {
+        0
+    }
+
     /// The first position in (x, then y) order within `bounds` where `part` covers no set cell of
     /// `occ`; cells outside the grid count as set.
     fn first_fit(&self, occ: &Occupancy, part: &PartRaster, bounds: Bounds) -> Option<(i32, i32)>;

@@ -11,7 +11,6 @@
 
 use crate::raster::Placed;
 use crate::sheet::Candidate;
-use std::collections::BTreeMap;
 
 /// The weighted table: `(gw + 2) x (gh + 2)` entries, S(x, y) at `y * (gw + 2) + x` is the
 /// weighted cell count of `[x0, x0 + x) x [y0, y0 + y)`.
@@ -24,14 +23,16 @@ pub struct WeightedTable {
     pub values: Vec<u64>,
 }
 
-/// The difference-table entries of `others` (index into the `(gw + 2) x (gh + 2)` table,
-/// wrapping sum of what lands there), sorted by index, and the table's placement.
+/// Where the weighted table lies (the placed rasters' bounding box) and the weighted rectangles
+/// whose corners make its difference table.
 pub struct Corners {
     pub x0: i32,
     pub y0: i32,
     pub gw: u32,
     pub gh: u32,
-    pub entries: Vec<(u32, u64)>,
+    /// Per rectangle of weight > 0: its corner entries' table coordinates `[x0, y0, x1, y1]`
+    /// (the rectangle's cell bounds, offset by the table's zero row and column) and its weight.
+    pub rects: Vec<([u32; 4], u32)>,
 }
 
 impl Corners {
@@ -49,39 +50,49 @@ impl Corners {
         if x0 > x1 {
             (x0, y0, x1, y1) = (0, 0, 0, 0);
         }
-        let (gw, gh) = ((x1 - x0) as u32, (y1 - y0) as u32);
-        let stride = gw as u64 + 2;
-        let mut acc: BTreeMap<u32, u64> = BTreeMap::new();
-        let mut add = |x: i32, y: i32, v: u64| {
-            let i = (y as u64 + 1) * stride + x as u64 + 1;
-            let e = acc.entry(i as u32).or_insert(0);
-            *e = e.wrapping_add(v);
-        };
-        for o in others {
-            let w = o.weight as u64;
-            if w == 0 {
-                continue;
-            }
-            for r in o.raster.rects() {
-                let (ax, ay) = (o.x - x0 + r[0] as i32, o.y - y0 + r[1] as i32);
-                let (bx, by) = (o.x - x0 + r[2] as i32, o.y - y0 + r[3] as i32);
-                add(ax, ay, w);
-                add(bx, ay, w.wrapping_neg());
-                add(ax, by, w.wrapping_neg());
-                add(bx, by, w);
-            }
-        }
+        let rects = others
+            .iter()
+            .filter(|o| o.weight > 0)
+            .flat_map(|o| {
+                o.raster.rects().iter().map(move |r| {
+                    let at = |x: i32, y: i32| ((x + 1) as u32, (y + 1) as u32);
+                    let (ax, ay) = at(o.x - x0 + r[0] as i32, o.y - y0 + r[1] as i32);
+                    let (bx, by) = at(o.x - x0 + r[2] as i32, o.y - y0 + r[3] as i32);
+                    ([ax, ay, bx, by], o.weight)
+                })
+            })
+            .collect();
         Corners {
             x0,
             y0,
-            gw,
-            gh,
-            entries: acc.into_iter().filter(|(_, v)| *v != 0).collect(),
+            gw: (x1 - x0) as u32,
+            gh: (y1 - y0) as u32,
+            rects,
         }
     }
 
+    pub fn stride(&self) -> usize {
+        self.gw as usize + 2
+    }
+
     pub fn table_len(&self) -> usize {
-        (self.gw as usize + 2) * (self.gh as usize + 2)
+        self.stride() * (self.gh as usize + 2)
+    }
+
+    /// The difference table's entries, four per rectangle (+w, -w, -w, +w as wrapping u64);
+    /// entries at the same index add up.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let stride = self.stride();
+        self.rects.iter().flat_map(move |&([ax, ay, bx, by], w)| {
+            let (w, neg) = (w as u64, (w as u64).wrapping_neg());
+            let at = |x: u32, y: u32| y as usize * stride + x as usize;
+            [
+                (at(ax, ay), w),
+                (at(bx, ay), neg),
+                (at(ax, by), neg),
+                (at(bx, by), w),
+            ]
+        })
     }
 }
 
@@ -89,10 +100,10 @@ impl WeightedTable {
     /// Builds the table on the CPU.
     pub fn build(others: &[Placed]) -> WeightedTable {
         let c = Corners::of(others);
-        let (stride, rows) = (c.gw as usize + 2, c.gh as usize + 2);
+        let (stride, rows) = (c.stride(), c.gh as usize + 2);
         let mut v = vec![0u64; c.table_len()];
-        for &(i, d) in &c.entries {
-            v[i as usize] = d;
+        for (i, d) in c.entries() {
+            v[i] = v[i].wrapping_add(d);
         }
         for _ in 0..2 {
             for row in v.chunks_mut(stride) {

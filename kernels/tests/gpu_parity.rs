@@ -267,3 +267,81 @@ fn weighted_maps_agree_with_line_scans_on_every_backend() {
         );
     }
 }
+
+/// Tables wider and taller than one segment of the GPU's prefix passes (so each line is
+/// summed in parts), and rasters stacked on the same cells with weights near 2^32 (so corners
+/// of different rectangles land on one entry and the low words carry on the GPU's atomic adds).
+#[test]
+fn weighted_maps_agree_on_wide_tables_and_shared_corners() {
+    let gpu = gpu();
+    let cpu = CpuEvaluator;
+    let mut rng = Rng(0x5CA7);
+    for round in 0..6 {
+        let rasters: Vec<PartRaster> = (0..6)
+            .map(|_| random_raster_runs(&mut rng, 24, 9))
+            .collect();
+        let mut others: Vec<Placed> = rasters[1..]
+            .iter()
+            .map(|r| Placed {
+                raster: r,
+                x: rng.below(400) as i32 - 50,
+                y: rng.below(260) as i32 - 30,
+                weight: 1 + rng.below(u32::MAX as u64 - 1) as u32,
+            })
+            .collect();
+        // three more copies of the first, on its very cells, at the largest weights
+        for k in 0..3 {
+            others.push(Placed {
+                weight: u32::MAX - k,
+                ..others[0]
+            });
+        }
+        let candidates: Vec<Candidate> = (0..3)
+            .map(|k| Candidate {
+                raster: &rasters[0],
+                bounds: if k == 0 {
+                    // a whole map over the table
+                    Bounds {
+                        x_lo: -60,
+                        x_hi: 380,
+                        y_lo: -40,
+                        y_hi: 250,
+                    }
+                } else {
+                    // a line through the stacked copies
+                    let y = others[0].y + rng.below(10) as i32;
+                    Bounds {
+                        x_lo: -60,
+                        x_hi: 380,
+                        y_lo: y,
+                        y_hi: y,
+                    }
+                },
+            })
+            .collect();
+        let want: Vec<Vec<u64>> = candidates
+            .iter()
+            .map(|c| cpu.overlap_map(c.raster, c.bounds, &others))
+            .collect();
+        assert!(
+            want[0].iter().any(|&v| v > u32::MAX as u64),
+            "the sums reach the high word"
+        );
+        assert_eq!(
+            cpu.weighted_overlap_maps(&others, &candidates),
+            want,
+            "cpu, round {round}"
+        );
+        if let Some(g) = &gpu {
+            assert_eq!(
+                g.weighted_overlap_maps(&others, &candidates),
+                want,
+                "gpu, round {round}"
+            );
+        }
+    }
+    if let Some(g) = &gpu {
+        assert_eq!(g.failure(), None, "the GPU answered itself");
+        assert_eq!(g.answered(), 6, "every call went to the GPU");
+    }
+}
