@@ -39,6 +39,21 @@ fn gpu() -> Option<GpuEvaluator> {
     }
 }
 
+/// Asserts that the CPU backend, and the GPU backend when there is one, answer `call` with
+/// `want` (`what` and `round` name the case in a failure).
+fn assert_every_backend<T: PartialEq + std::fmt::Debug>(
+    gpu: &Option<GpuEvaluator>,
+    what: &str,
+    round: usize,
+    want: &T,
+    call: impl Fn(&dyn Evaluator) -> T,
+) {
+    assert_eq!(&call(&CpuEvaluator), want, "{what}: cpu, round {round}");
+    if let Some(g) = gpu {
+        assert_eq!(&call(g), want, "{what}: gpu, round {round}");
+    }
+}
+
 fn brute(occ: &Occupancy, r: &PartRaster, x: i32, y: i32) -> u32 {
     let mut n = 0;
     for ry in 0..r.height() {
@@ -83,7 +98,6 @@ fn rectangles_cover_each_raster_exactly_once() {
 #[test]
 fn overlap_maps_agree_with_brute_force_on_every_backend() {
     let gpu = gpu();
-    let cpu = CpuEvaluator;
     let mut rng = Rng(0xC0FFEE);
     for round in 0..12 {
         let (w, h) = (20 + rng.below(60) as u32, 10 + rng.below(40) as u32);
@@ -117,18 +131,9 @@ fn overlap_maps_agree_with_brute_force_on_every_backend() {
                 m
             })
             .collect();
-        assert_eq!(
-            cpu.occupancy_overlap_maps(&occ, &candidates),
-            want,
-            "cpu, round {round}"
-        );
-        if let Some(g) = &gpu {
-            assert_eq!(
-                g.occupancy_overlap_maps(&occ, &candidates),
-                want,
-                "gpu, round {round}"
-            );
-        }
+        assert_every_backend(&gpu, "overlap maps", round, &want, |e| {
+            e.occupancy_overlap_maps(&occ, &candidates)
+        });
     }
     if let Some(g) = &gpu {
         assert_eq!(
@@ -246,18 +251,9 @@ fn weighted_maps_agree_with_line_scans_on_every_backend() {
             .iter()
             .map(|c| cpu.overlap_map(c.raster, c.bounds, &others))
             .collect();
-        assert_eq!(
-            cpu.weighted_overlap_maps(&others, &candidates),
-            want,
-            "cpu, round {round}"
-        );
-        if let Some(g) = &gpu {
-            assert_eq!(
-                g.weighted_overlap_maps(&others, &candidates),
-                want,
-                "gpu, round {round}"
-            );
-        }
+        assert_every_backend(&gpu, "weighted maps", round, &want, |e| {
+            e.weighted_overlap_maps(&others, &candidates)
+        });
     }
     if let Some(g) = &gpu {
         assert_eq!(
@@ -327,18 +323,9 @@ fn weighted_maps_agree_on_wide_tables_and_shared_corners() {
             want[0].iter().any(|&v| v > u32::MAX as u64),
             "the sums reach the high word"
         );
-        assert_eq!(
-            cpu.weighted_overlap_maps(&others, &candidates),
-            want,
-            "cpu, round {round}"
-        );
-        if let Some(g) = &gpu {
-            assert_eq!(
-                g.weighted_overlap_maps(&others, &candidates),
-                want,
-                "gpu, round {round}"
-            );
-        }
+        assert_every_backend(&gpu, "weighted maps", round, &want, |e| {
+            e.weighted_overlap_maps(&others, &candidates)
+        });
     }
     if let Some(g) = &gpu {
         assert_eq!(g.failure(), None, "the GPU answered itself");
