@@ -1,8 +1,8 @@
 // Whole-map evaluation against weighted placed rasters (see kernels/src/weighted.rs): the
 // difference table of the rectangles' corners is added in (weighted_scatter.wgsl), four
 // inclusive prefix passes make it the summed-area table of the weighted grid, and each
-// (position, candidate) sums four lookups per rectangle. Values are u64 as vec2<u32> (low, high) with wrapping arithmetic,
-// exactly as the CPU computes them.
+// (position, candidate) sums four lookups per rectangle. Values are u64 as vec2<u32> (low,
+// high) with wrapping arithmetic, exactly as the CPU computes them.
 
 struct Dims {
     // the table is (gw + 2) x (gh + 2)
@@ -10,11 +10,11 @@ struct Dims {
     gh: u32,
     x0: i32,
     y0: i32,
-    // (unused here: the scatter's count); invocations per row of the evaluation dispatch
-    entries: u32,
+    // invocations per row of the evaluation dispatch
     row_span: u32,
     _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: Dims;

@@ -63,10 +63,10 @@ struct WeightedDims {
     gh: u32,
     x0: i32,
     y0: i32,
-    entries: u32,
     row_span: u32,
     _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
 }
 
 /// What the adapter is, as wgpu reports it.
@@ -686,10 +686,10 @@ impl GpuEvaluator {
             gh: corners.gh,
             x0: corners.x0,
             y0: corners.y0,
-            entries: corners.rects.len() as u32,
             row_span: gx * WORKGROUP,
             _pad0: 0,
             _pad1: 0,
+            _pad2: 0,
         };
         let dims = self.uniform(bytemuck::bytes_of(&dims));
         let table = self.scratch(Scratch::WeightedTable, table_bytes);

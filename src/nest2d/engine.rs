@@ -835,11 +835,12 @@ fn compact_last_sheet(
                 _ => {
                     let t = Instant::now();
                     let r = resolution(problem, s.cells_per_part * factor);
-                    built = Some((factor, t.elapsed().as_secs_f64()));
+                    let seconds = t.elapsed().as_secs_f64();
+                    built = Some((factor, seconds));
                     tracing::debug!(
                         cells_per_part = s.cells_per_part * factor,
                         rasters = r.table.iter().map(Vec::len).sum::<usize>(),
-                        seconds = t.elapsed().as_secs_f64(),
+                        seconds,
                         "rasterized"
                     );
                     r
