@@ -363,6 +363,21 @@ enum BenchCmd {
     },
     /// Whole-map overlap evaluations per second (positions x orientations) on each backend:
     /// the CPU backend, and the GPU backend when a Vulkan adapter exists.
+    /// What building the search's rasters costs on the CPU: each instance's orientation table at
+    /// several resolutions, against the seconds a run searches with it.
+    Raster {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Resolutions (cells across a typical part's smaller side), comma separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [32.0, 64.0, 128.0, 256.0, 512.0])]
+        cells_per_part: Vec<f64>,
+        /// Evenly spaced rotations per part instead of the instance's own (as a tilt gives).
+        #[arg(long)]
+        turns: Option<u32>,
+        /// Builds per figure; the fastest counts.
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
+    },
     Kernels {
         /// Seconds to aim for per measurement.
         #[arg(long, default_value_t = 2.0)]
@@ -673,6 +688,15 @@ fn run(cli: Cli) -> Result<()> {
             spacing,
             compute.as_deref(),
         ),
+        Cmd::Bench {
+            which:
+                BenchCmd::Raster {
+                    files,
+                    cells_per_part,
+                    turns,
+                    repeats,
+                },
+        } => bench_raster(&files, &cells_per_part, turns, repeats),
         Cmd::Bench {
             which:
                 BenchCmd::Kernels {
@@ -1187,6 +1211,41 @@ fn bench_commoncut(
     }
     if failed {
         anyhow::bail!("some layouts failed the exact check");
+    }
+    Ok(())
+}
+
+fn bench_raster(
+    files: &[PathBuf],
+    resolutions: &[f64],
+    turns: Option<u32>,
+    repeats: u32,
+) -> Result<()> {
+    use kerf::bench::{esicup, raster};
+    // the engine's compaction rebuilds the table once per phase: four builds a run, the last
+    // at twice the final resolution (engine::PHASES)
+    println!(
+        "orientation table built on the CPU (fastest of {repeats}); a run builds one per compaction phase"
+    );
+    println!(
+        "{:<12} {:>10} {:>7} {:>12} {:>9} {:>10} {:>11}",
+        "instance", "cells/part", "orients", "cells", "rects", "build ms", "% of 60 s"
+    );
+    for f in files {
+        let inst = esicup::load(f)?;
+        for &cpp in resolutions {
+            let row = raster::measure(&inst, cpp, turns, repeats);
+            println!(
+                "{:<12} {:>10} {:>7} {:>12} {:>9} {:>10.2} {:>11.4}",
+                inst.name,
+                row.cells_per_part,
+                row.orientations,
+                row.cells,
+                row.rects,
+                row.seconds * 1e3,
+                100.0 * row.seconds / 60.0
+            );
+        }
     }
     Ok(())
 }

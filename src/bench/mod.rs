@@ -9,6 +9,7 @@ pub mod fairness;
 pub mod hub;
 pub mod kernels;
 pub mod quote;
+pub mod raster;
 pub mod served;
 pub mod sheets;
 

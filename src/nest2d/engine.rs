@@ -56,6 +56,13 @@ pub(super) struct Resolution {
     pub(super) margin: i32,
 }
 
+/// Every part in every orientation, rasterized at `cells_per_part` (what each compaction phase
+/// builds); `kerf bench raster` times it.
+pub fn orientation_table(problem: &Problem, cells_per_part: f64) -> Vec<Vec<Oriented>> {
+    let table = resolution(problem, cells_per_part).table;
+    Arc::try_unwrap(table).unwrap_or_else(|shared| shared.to_vec())
+}
+
 pub(super) fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
     let s = &problem.settings;
     let cell = choose_cell(problem, cells_per_part);
