@@ -71,3 +71,28 @@ fn a_part_held_by_a_corner_goes_on_at_another_height() {
     // A stays where it was: nothing is before it
     assert_eq!(parts[0].bbox().min.x, 0.0);
 }
+
+#[test]
+fn parts_settle_upwards_when_that_ends_nearer_the_start() {
+    // A (10 x 10) rests against the top of a strip 20 high; B (10 x 9.5) lies behind it at the
+    // bottom, 0.5 mm away. Settling down, A drops in front of B and holds it back (the layout
+    // ends at 20); settling up, A stays, B passes under it and the layout ends at 10
+    let mut parts = vec![
+        square_at(0.0, 10.0),
+        PartGeometry::single(Shape::rectangle(10.0, 9.5).translate(10.5, 0.0)),
+    ];
+    let area = SlideBox {
+        x0: 0.0,
+        y0: 0.0,
+        y1: 20.0,
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    slide(&mut parts, &[0.0, 0.0], area, 3.0, deadline);
+    let end = kerf::nest2d::slide::parts_end(&parts);
+    assert!(end <= 10.0 + 1e-6, "the layout ends at {end}");
+    assert!(gap(&parts[0], &parts[1]) >= TOLERANCE);
+    for p in &parts {
+        let b = p.bbox();
+        assert!(b.min.y >= 0.0 && b.max.y <= 20.0, "inside the strip: {b:?}");
+    }
+}

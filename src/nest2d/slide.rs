@@ -3,11 +3,13 @@
 //! exact geometry allows, found by bisection. A part held back by a neighbour's corner may get
 //! further at a slightly different height, so each move towards the start also tries a few
 //! heights around the part's own (up as well as down, within the usable box) and keeps the one
-//! that goes furthest; then the part drops down and goes towards the start once more. Moves are
-//! greedy, so a lift that helps one part can block another: the slide runs once with the lifts
-//! and once without (moves at the part's own height only) and keeps the layout that ends
-//! nearer the start; on the ESICUP strips the lifts win on most and lose on a few (measured in
-//! the README). Every accepted move keeps the layout valid, so the slide can stop at any time.
+//! that goes furthest; then the part settles across the strip (down, or up) and goes towards the
+//! start once more. Moves are greedy, so a lift that helps one part can block another, and parts
+//! packed against the bottom edge leave their gaps at the top: the slide runs with the lifts and
+//! without (moves at the part's own height only), settling down and settling up, and keeps the
+//! layout that ends nearest the start; on the ESICUP strips each of the four wins on some
+//! (measured in the README). Every accepted move keeps the layout valid, so the slide can stop
+//! at any time.
 
 use super::verify::{geometries_conflict, TOLERANCE};
 use crate::geometry::{Affine, BBox, PartGeometry, Point};
@@ -23,6 +25,8 @@ const HEIGHT_STEPS: [f64; 4] = [-1.0, 1.0, -2.0, 2.0];
 /// A move at another height must beat the move at the part's own height by this much (mm): a
 /// part does not wander up and down for nothing.
 const HEIGHT_GAIN: f64 = 1e-4;
+/// A round of the four slides must shorten the layout by this much (mm) for another to run.
+const ROUND_GAIN: f64 = 1e-6;
 /// Passes over all the parts at most (a pass that moves nothing ends the slide earlier): parts
 /// move at most `max_step` at a time, so a part with room goes on over several passes.
 const ROUNDS: usize = 100;
@@ -36,9 +40,16 @@ pub struct SlideBox {
     pub y1: f64,
 }
 
+/// Which way parts settle across the strip between moves towards the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settle {
+    Down,
+    Up,
+}
+
 /// Slides parts (canonical frame, fill along +x) within `area`, each by at most `max_step` per
-/// move: with lifts and without, keeping the layout that ends nearer the start (the one without
-/// on a tie). Returns each part's offset.
+/// move: without lifts and with, settling down and settling up, keeping the layout that ends
+/// nearest the start (the first of those on a tie). Returns each part's offset.
 pub fn slide(
     parts: &mut [PartGeometry],
     spacing: &[f64],
@@ -46,15 +57,42 @@ pub fn slide(
     max_step: f64,
     deadline: Instant,
 ) -> Vec<Point> {
-    let mut straight = parts.to_vec();
-    let straight_offsets = slide_with(&mut straight, spacing, area, max_step, false, deadline);
-    let lifted_offsets = slide_with(parts, spacing, area, max_step, true, deadline);
-    if parts_end(&straight) <= parts_end(parts) {
-        parts.clone_from_slice(&straight);
-        straight_offsets
-    } else {
-        lifted_offsets
+    let mut total = vec![Point::new(0.0, 0.0); parts.len()];
+    let mut end = parts_end(parts);
+    let mut first = true;
+    // each round starts from the best layout of the round before: a layout settled up may
+    // slide further settled down, and so on, until a round wins nothing
+    while Instant::now() < deadline {
+        let mut best: Option<(f64, Vec<PartGeometry>, Vec<Point>)> = None;
+        for settle in [Settle::Down, Settle::Up] {
+            for lifts in [false, true] {
+                let mut moved = parts.to_vec();
+                let offsets =
+                    slide_with(&mut moved, spacing, area, max_step, lifts, settle, deadline);
+                let e = parts_end(&moved);
+                tracing::debug!(?settle, lifts, end = e, "slide variant");
+                if best.as_ref().is_none_or(|b| e < b.0) {
+                    best = Some((e, moved, offsets));
+                }
+            }
+        }
+        let (e, moved, offsets) = best.expect("four slides ran");
+        let shorter = e < end - ROUND_GAIN;
+        // the first round's layout stands even when it ends where it began: its parts sit
+        // nearer the start, which leaves the remnant whole
+        if shorter || first {
+            end = e;
+            parts.clone_from_slice(&moved);
+            for (t, o) in total.iter_mut().zip(offsets) {
+                *t = t.add(o);
+            }
+        }
+        if !shorter {
+            break;
+        }
+        first = false;
     }
+    total
 }
 
 /// Where the parts end along the fill direction (canonical x).
@@ -66,13 +104,15 @@ pub fn parts_end(parts: &[PartGeometry]) -> f64 {
 }
 
 /// One slide: passes over the parts, nearest the start first, each moved towards the start
-/// (trying other heights when `lifts`), down, and towards the start again.
+/// (trying other heights when `lifts`), across the strip the way it `settle`s, and towards the
+/// start again.
 fn slide_with(
     parts: &mut [PartGeometry],
     spacing: &[f64],
     area: SlideBox,
     max_step: f64,
     lifts: bool,
+    settle: Settle,
     deadline: Instant,
 ) -> Vec<Point> {
     let boxes = parts.iter().map(|p| p.bbox()).collect();
@@ -87,7 +127,10 @@ fn slide_with(
     let n = s.parts.len();
     let mut offsets = vec![Point::new(0.0, 0.0); n];
     let left = Point::new(-1.0, 0.0);
-    let down = Point::new(0.0, -1.0);
+    let across = match settle {
+        Settle::Down => Point::new(0.0, -1.0),
+        Settle::Up => Point::new(0.0, 1.0),
+    };
     let still = Point::new(0.0, 0.0);
     for _round in 0..ROUNDS {
         let mut order: Vec<usize> = (0..n).collect();
@@ -106,7 +149,7 @@ fn slide_with(
                 }
                 let by = match step {
                     0 => s.towards_start(i),
-                    1 => down.scale(s.free_distance(i, still, down)),
+                    1 => across.scale(s.free_distance(i, still, across)),
                     _ => left.scale(s.free_distance(i, still, left)),
                 };
                 if by.x.abs() + by.y.abs() > 1e-7 {
@@ -159,13 +202,15 @@ impl Slider<'_> {
     }
 
     /// The largest distance (at most `max_step`, within the box) part `i` can go along `dir`
-    /// (towards the start or down) from its place moved by `from`, which must fit.
+    /// (towards the start, down or up) from its place moved by `from`, which must fit.
     fn free_distance(&self, i: usize, from: Point, dir: Point) -> f64 {
         let b = &self.boxes[i];
         let room = if dir.x < 0.0 {
             b.min.x + from.x - self.area.x0
-        } else {
+        } else if dir.y < 0.0 {
             b.min.y + from.y - self.area.y0
+        } else {
+            self.area.y1 - (b.max.y + from.y)
         };
         let limit = room.min(self.max_step);
         if limit <= 1e-7 {
