@@ -87,7 +87,15 @@ fn parts_settle_upwards_when_that_ends_nearer_the_start() {
         y1: 20.0,
     };
     let deadline = Instant::now() + Duration::from_secs(5);
-    slide(&mut parts, &[0.0, 0.0], area, 3.0, deadline);
+    let before = parts.clone();
+    let offsets = slide(&mut parts, &[0.0, 0.0], area, 3.0, deadline);
+    // the engine keeps only the offsets: they must take the parts where the slide left them
+    for ((b, a), o) in before.iter().zip(&parts).zip(&offsets) {
+        let (bb, ab) = (b.bbox(), a.bbox());
+        assert!(
+            (bb.min.x + o.x - ab.min.x).abs() < 1e-9 && (bb.min.y + o.y - ab.min.y).abs() < 1e-9
+        );
+    }
     let end = kerf::nest2d::slide::parts_end(&parts);
     assert!(end <= 10.0 + 1e-6, "the layout ends at {end}");
     assert!(gap(&parts[0], &parts[1]) >= TOLERANCE);

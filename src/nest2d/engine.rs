@@ -57,10 +57,12 @@ pub(super) struct Resolution {
 }
 
 /// Every part in every orientation, rasterized at `cells_per_part` (what each compaction phase
-/// builds); `kerf bench raster` times it.
-pub fn orientation_table(problem: &Problem, cells_per_part: f64) -> Vec<Vec<Oriented>> {
-    let table = resolution(problem, cells_per_part).table;
-    Arc::try_unwrap(table).unwrap_or_else(|shared| shared.to_vec())
+/// builds), with the cell size it came to (larger than asked where the sheets would pass the
+/// grid's cap); `kerf bench raster` times it.
+pub fn orientation_table(problem: &Problem, cells_per_part: f64) -> (f64, Vec<Vec<Oriented>>) {
+    let res = resolution(problem, cells_per_part);
+    let table = Arc::try_unwrap(res.table).unwrap_or_else(|shared| shared.to_vec());
+    (res.cell, table)
 }
 
 pub(super) fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
@@ -79,6 +81,16 @@ pub(super) fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
         cell,
         table: Arc::new(table),
         margin,
+    }
+}
+
+/// The whole-cell shifts that bracket a shift of `cells` (one when it is whole).
+fn cells_either_side(cells: f64) -> Vec<i32> {
+    let below = cells.floor();
+    if cells - below <= 1e-9 {
+        vec![below as i32]
+    } else {
+        vec![below as i32, below as i32 + 1]
     }
 }
 
@@ -113,8 +125,17 @@ impl FilledSheet {
     pub(super) fn occupancy(&self) -> kerf_kernels::Occupancy {
         let mut occ = self.area.new_occupancy();
         let m = self.area.margin;
-        for (it, p) in &self.placed {
-            occ.place(&self.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
+        for (k, (it, p)) in self.placed.iter().enumerate() {
+            let raster = &self.table[it.part][p.orient].raster;
+            // a part the exact slide moved lies between cells: a conservative raster shifted by
+            // the whole cells either side of its offset covers it (a filler placed later must
+            // not land on it)
+            let nudge = self.nudges.get(k).copied().unwrap_or(Point::new(0.0, 0.0));
+            for dx in cells_either_side(nudge.x / self.area.cell) {
+                for dy in cells_either_side(nudge.y / self.area.cell) {
+                    occ.place(raster, p.gx + m + dx, p.gy + m + dy);
+                }
+            }
         }
         occ
     }
@@ -1533,4 +1554,19 @@ pub fn placed_shapes(problem: &Problem, layout: &SheetLayout) -> Vec<PlacedShape
             spacing: part_spacing(problem, p.part),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cells_either_side;
+
+    #[test]
+    fn a_shift_between_cells_is_covered_by_the_whole_cells_either_side() {
+        assert_eq!(cells_either_side(0.0), vec![0]);
+        assert_eq!(cells_either_side(-3.0), vec![-3]);
+        assert_eq!(cells_either_side(-2.5), vec![-3, -2]);
+        assert_eq!(cells_either_side(0.25), vec![0, 1]);
+        // a hair below a whole cell still reaches into the cell below it
+        assert_eq!(cells_either_side(-1e-6), vec![-1, 0]);
+    }
 }

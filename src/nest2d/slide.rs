@@ -7,9 +7,9 @@
 //! start once more. Moves are greedy, so a lift that helps one part can block another, and parts
 //! packed against the bottom edge leave their gaps at the top: the slide runs with the lifts and
 //! without (moves at the part's own height only), settling down and settling up, and keeps the
-//! layout that ends nearest the start; on the ESICUP strips each of the four wins on some
-//! (measured in the README). Every accepted move keeps the layout valid, so the slide can stop
-//! at any time.
+//! layout that ends nearest the start, in rounds, each from the best layout of the round before
+//! (measured in the README: settling up won the first round on shirts and swim, the lifts lose
+//! on dagli). Every accepted move keeps the layout valid, so the slide can stop at any time.
 
 use super::verify::{geometries_conflict, TOLERANCE};
 use crate::geometry::{Affine, BBox, PartGeometry, Point};
@@ -27,9 +27,12 @@ const HEIGHT_STEPS: [f64; 4] = [-1.0, 1.0, -2.0, 2.0];
 const HEIGHT_GAIN: f64 = 1e-4;
 /// A round of the four slides must shorten the layout by this much (mm) for another to run.
 const ROUND_GAIN: f64 = 1e-6;
-/// Passes over all the parts at most (a pass that moves nothing ends the slide earlier): parts
-/// move at most `max_step` at a time, so a part with room goes on over several passes.
-const ROUNDS: usize = 100;
+/// Rounds of the four slides at most (on the ESICUP strips a round after the third never won
+/// anything): the time after the slide belongs to the fillers.
+const MAX_ROUNDS: usize = 8;
+/// Passes over all the parts at most in one slide (a pass that moves nothing ends it earlier):
+/// parts move at most `max_step` at a time, so a part with room goes on over several passes.
+const MAX_PASSES: usize = 100;
 
 /// The usable box the parts stay in (canonical frame, fill along +x): from `x0` on, between
 /// `y0` and `y1`.
@@ -38,6 +41,24 @@ pub struct SlideBox {
     pub x0: f64,
     pub y0: f64,
     pub y1: f64,
+}
+
+/// The ways a part moves in a slide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    TowardsStart,
+    Down,
+    Up,
+}
+
+impl Way {
+    fn unit(self) -> Point {
+        match self {
+            Way::TowardsStart => Point::new(-1.0, 0.0),
+            Way::Down => Point::new(0.0, -1.0),
+            Way::Up => Point::new(0.0, 1.0),
+        }
+    }
 }
 
 /// Which way parts settle across the strip between moves towards the start.
@@ -59,10 +80,12 @@ pub fn slide(
 ) -> Vec<Point> {
     let mut total = vec![Point::new(0.0, 0.0); parts.len()];
     let mut end = parts_end(parts);
-    let mut first = true;
     // each round starts from the best layout of the round before: a layout settled up may
     // slide further settled down, and so on, until a round wins nothing
-    while Instant::now() < deadline {
+    for round in 0..MAX_ROUNDS {
+        if Instant::now() >= deadline {
+            break;
+        }
         let mut best: Option<(f64, Vec<PartGeometry>, Vec<Point>)> = None;
         for settle in [Settle::Down, Settle::Up] {
             for lifts in [false, true] {
@@ -80,7 +103,7 @@ pub fn slide(
         let shorter = e < end - ROUND_GAIN;
         // the first round's layout stands even when it ends where it began: its parts sit
         // nearer the start, which leaves the remnant whole
-        if shorter || first {
+        if shorter || round == 0 {
             end = e;
             parts.clone_from_slice(&moved);
             for (t, o) in total.iter_mut().zip(offsets) {
@@ -90,7 +113,6 @@ pub fn slide(
         if !shorter {
             break;
         }
-        first = false;
     }
     total
 }
@@ -126,13 +148,12 @@ fn slide_with(
     };
     let n = s.parts.len();
     let mut offsets = vec![Point::new(0.0, 0.0); n];
-    let left = Point::new(-1.0, 0.0);
     let across = match settle {
-        Settle::Down => Point::new(0.0, -1.0),
-        Settle::Up => Point::new(0.0, 1.0),
+        Settle::Down => Way::Down,
+        Settle::Up => Way::Up,
     };
     let still = Point::new(0.0, 0.0);
-    for _round in 0..ROUNDS {
+    for _pass in 0..MAX_PASSES {
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| {
             s.boxes[a]
@@ -149,8 +170,12 @@ fn slide_with(
                 }
                 let by = match step {
                     0 => s.towards_start(i),
-                    1 => across.scale(s.free_distance(i, still, across)),
-                    _ => left.scale(s.free_distance(i, still, left)),
+                    1 => across.unit().scale(s.free_distance(i, still, across)),
+                    _ => {
+                        Way::TowardsStart
+                            .unit()
+                            .scale(s.free_distance(i, still, Way::TowardsStart))
+                    }
                 };
                 if by.x.abs() + by.y.abs() > 1e-7 {
                     s.apply(i, by);
@@ -201,17 +226,16 @@ impl Slider<'_> {
         })
     }
 
-    /// The largest distance (at most `max_step`, within the box) part `i` can go along `dir`
-    /// (towards the start, down or up) from its place moved by `from`, which must fit.
-    fn free_distance(&self, i: usize, from: Point, dir: Point) -> f64 {
+    /// The largest distance (at most `max_step`, within the box) part `i` can go `way` from its
+    /// place moved by `from`, which must fit.
+    fn free_distance(&self, i: usize, from: Point, way: Way) -> f64 {
         let b = &self.boxes[i];
-        let room = if dir.x < 0.0 {
-            b.min.x + from.x - self.area.x0
-        } else if dir.y < 0.0 {
-            b.min.y + from.y - self.area.y0
-        } else {
-            self.area.y1 - (b.max.y + from.y)
+        let room = match way {
+            Way::TowardsStart => b.min.x + from.x - self.area.x0,
+            Way::Down => b.min.y + from.y - self.area.y0,
+            Way::Up => self.area.y1 - (b.max.y + from.y),
         };
+        let dir = way.unit();
         let limit = room.min(self.max_step);
         if limit <= 1e-7 {
             return 0.0;
@@ -235,7 +259,7 @@ impl Slider<'_> {
     /// The move of part `i` towards the start that goes furthest: along its own height, or
     /// along one of a few heights around it when that goes further by `HEIGHT_GAIN`.
     fn towards_start(&self, i: usize) -> Point {
-        let left = Point::new(-1.0, 0.0);
+        let left = Way::TowardsStart;
         let mut best = Point::new(-self.free_distance(i, Point::new(0.0, 0.0), left), 0.0);
         if !self.lifts {
             return best;
