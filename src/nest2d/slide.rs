@@ -61,13 +61,6 @@ impl Way {
     }
 }
 
-/// Which way parts settle across the strip between moves towards the start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Settle {
-    Down,
-    Up,
-}
-
 /// Slides parts (canonical frame, fill along +x) within `area`, each by at most `max_step` per
 /// move: without lifts and with, settling down and settling up, keeping the layout that ends
 /// nearest the start (the first of those on a tie). Returns each part's offset.
@@ -87,7 +80,8 @@ pub fn slide(
             break;
         }
         let mut best: Option<(f64, Vec<PartGeometry>, Vec<Point>)> = None;
-        for settle in [Settle::Down, Settle::Up] {
+        // the way the parts settle across the strip between moves towards the start
+        for settle in [Way::Down, Way::Up] {
             for lifts in [false, true] {
                 let mut moved = parts.to_vec();
                 let offsets =
@@ -126,15 +120,15 @@ pub fn parts_end(parts: &[PartGeometry]) -> f64 {
 }
 
 /// One slide: passes over the parts, nearest the start first, each moved towards the start
-/// (trying other heights when `lifts`), across the strip the way it `settle`s, and towards the
-/// start again.
+/// (trying other heights when `lifts`), across the strip the way it `settle`s (down or up), and
+/// towards the start again.
 fn slide_with(
     parts: &mut [PartGeometry],
     spacing: &[f64],
     area: SlideBox,
     max_step: f64,
     lifts: bool,
-    settle: Settle,
+    settle: Way,
     deadline: Instant,
 ) -> Vec<Point> {
     let boxes = parts.iter().map(|p| p.bbox()).collect();
@@ -148,10 +142,6 @@ fn slide_with(
     };
     let n = s.parts.len();
     let mut offsets = vec![Point::new(0.0, 0.0); n];
-    let across = match settle {
-        Settle::Down => Way::Down,
-        Settle::Up => Way::Up,
-    };
     let still = Point::new(0.0, 0.0);
     for _pass in 0..MAX_PASSES {
         let mut order: Vec<usize> = (0..n).collect();
@@ -170,7 +160,7 @@ fn slide_with(
                 }
                 let by = match step {
                     0 => s.towards_start(i),
-                    1 => across.unit().scale(s.free_distance(i, still, across)),
+                    1 => settle.unit().scale(s.free_distance(i, still, settle)),
                     _ => {
                         Way::TowardsStart
                             .unit()
