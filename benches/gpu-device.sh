@@ -3,15 +3,18 @@
 # tool's machine):
 # 1. kernel rates: the GPU against the CPU backend pinned to two cores (a 2-core machine);
 # 2. ESICUP strips nested in each of MODES side by side, every run pinned to its own two cores.
-#    A mode is COMPUTE[:MIN_WORK]: `cpu` or `gpu`, and KERF_GPU_MIN_WORK (empty: the default).
-#    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once.
+#    A mode is COMPUTE[:MIN_WORK][/MOVES]: `cpu` or `gpu`, KERF_GPU_MIN_WORK (empty: the
+#    default) and `--moves` (`batched`, the default, or `one-by-one`).
+#    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
+#    on beside them on the other cores.
 #
-#   KERF=path/to/kerf TIME=30 OUT=dir MODES="cpu gpu gpu:0" benches/gpu-device.sh [instance ...]
+#   KERF=path/to/kerf TIME=30 SEED=1 OUT=dir MODES="cpu gpu gpu:0" benches/gpu-device.sh [instance ...]
 #
 # Prints the tables and writes them to $OUT (few files: the device tool brings back eight).
 set -u
 KERF=${KERF:-target/release/kerf}
 TIME=${TIME:-60}
+SEED=${SEED:-1}
 OUT=${OUT:-/tmp/kerf-gpu}
 MAX_SHEET=${MAX_SHEET:-8192}
 KERNELS_TIMEOUT=${KERNELS_TIMEOUT:-150}
@@ -32,37 +35,42 @@ if [ "$KERNELS_TIMEOUT" != 0 ]; then
         --max-sheet "$MAX_SHEET" 2>&1 | tee "$OUT/kernels-cpu2.txt"
 fi
 
-# the runs: CPU ones all at once, GPU ones GPU_PARALLEL at a time, each on its own two cores
-# (SLOTS pairs of cores; a full round of slots waits for the runs before it)
-SLOTS=$(($(nproc) / 2))
-[ "$SLOTS" -lt 1 ] && SLOTS=1
-slot=0
-start() { # instance mode
-    local cores="$((2 * slot)),$((2 * slot + 1))" compute min
-    IFS=: read -r compute min <<< "$2"
-    slot=$(((slot + 1) % SLOTS))
+# the runs, each on its own two cores: GPU ones on the first GPU_PARALLEL pairs of cores (at
+# most that many share the GPU at once), CPU ones on the other pairs, both queues at once
+PAIRS=$(($(nproc) / 2))
+[ "$PAIRS" -lt 2 ] && PAIRS=2
+run_one() { # pair instance mode
+    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest
+    IFS=/ read -r rest moves <<< "$3"
+    IFS=: read -r compute min <<< "$rest"
     (
         [ -n "$min" ] && export KERF_GPU_MIN_WORK=$min
-        taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$1.json" --time "$TIME" \
-            --compute "$compute" --out "$LOGS/layouts_$2" > "$LOGS/$1.$2.txt" 2>&1
-    ) &
+        taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
+            --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" --out "$LOGS/layouts_${3//\//_}" > "$LOGS/$2.${3//\//_}.txt" 2>&1
+    )
+}
+queue() { # first_pair pairs jobs...: runs the jobs ("instance mode") on pairs first_pair.. in rounds
+    local first=$1 pairs=$2 k=0
+    shift 2
+    for j in "$@"; do
+        run_one $((first + k)) $j &
+        k=$((k + 1))
+        if [ "$k" -ge "$pairs" ]; then
+            wait
+            k=0
+        fi
+    done
+    wait
 }
 gpu_jobs=()
+cpu_jobs=()
 for m in $MODES; do
     for i in "${instances[@]}"; do
-        if [[ $m == cpu* ]]; then start "$i" "$m"; else gpu_jobs+=("$i $m"); fi
-        [ "$slot" = 0 ] && wait
+        if [[ $m == cpu* ]]; then cpu_jobs+=("$i $m"); else gpu_jobs+=("$i $m"); fi
     done
 done
-running=0
-for j in "${gpu_jobs[@]}"; do
-    start $j
-    running=$((running + 1))
-    if [ "$running" -ge "$GPU_PARALLEL" ] || [ "$slot" = 0 ]; then
-        wait
-        running=0
-    fi
-done
+queue 0 "$GPU_PARALLEL" "${gpu_jobs[@]}" &
+queue "$GPU_PARALLEL" $((PAIRS - GPU_PARALLEL)) "${cpu_jobs[@]}" &
 wait
 
 {
@@ -72,7 +80,7 @@ wait
     for i in "${instances[@]}"; do
         printf "%-10s" "$i"
         for m in $MODES; do
-            d=$(awk -v n="$i" '$1 == n { print $3 ($6 == "verified" ? "" : "!") }' "$LOGS/$i.$m.txt")
+            d=$(awk -v n="$i" '$1 == n { print $3 ($6 == "verified" ? "" : "!") }' "$LOGS/$i.${m//\//_}.txt")
             printf " %10s" "${d:-?}"
         done
         echo
@@ -80,7 +88,7 @@ wait
     echo "(! = the layout failed the exact check; ? = no result)"
     for m in $MODES; do
         [[ $m == cpu* ]] && continue
-        echo "$m: $(grep -h "^compute" "$LOGS"/*."$m".txt | sort -u | tr '\n' ' ')" \
-            "GPU calls: $(grep -h "answered by the GPU" "$LOGS"/*."$m".txt | awk '{ printf "%s ", $NF }')"
+        echo "$m: $(grep -h "^compute" "$LOGS"/*."${m//\//_}".txt | sort -u | tr '\n' ' ')" \
+            "GPU calls: $(grep -h "answered by the GPU" "$LOGS"/*."${m//\//_}".txt | awk '{ printf "%s ", $NF }')"
     done
 } | tee "$OUT/esicup.txt"

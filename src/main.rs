@@ -228,6 +228,9 @@ enum BenchCmd {
         /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
         #[arg(long)]
         compute: Option<String>,
+        /// How the local search evaluates its moves: batched (one call a pass) or one-by-one.
+        #[arg(long, default_value = "batched")]
+        moves: kerf::nest2d::Moves,
     },
     /// Multi-sheet nesting (jagua-rs JSON with a `sheets` list): sheets used against the area
     /// bound, sheet equivalents, utilisation of every sheet but the last; layouts written and
@@ -570,6 +573,7 @@ fn run(cli: Cli) -> Result<()> {
                     cells_per_part,
                     out,
                     compute,
+                    moves,
                 },
         } => bench_esicup(
             &files,
@@ -579,6 +583,7 @@ fn run(cli: Cli) -> Result<()> {
             cells_per_part,
             &out,
             compute.as_deref(),
+            moves,
         ),
         Cmd::Bench {
             which:
@@ -957,6 +962,7 @@ fn bench_exports(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bench_esicup(
     files: &[PathBuf],
     time: f64,
@@ -965,6 +971,7 @@ fn bench_esicup(
     cells_per_part: f64,
     out: &PathBuf,
     compute: Option<&str>,
+    moves: kerf::nest2d::Moves,
 ) -> Result<()> {
     use kerf::bench::esicup;
     std::fs::create_dir_all(out)?;
@@ -984,6 +991,7 @@ fn bench_esicup(
             max_cpu: threads,
             cells_per_part,
             objective: kerf::nest2d::Objective::MinimiseLength,
+            moves,
             ..Default::default()
         };
         let o = esicup::run(&inst, settings, eval.as_ref())?;

@@ -80,28 +80,37 @@ fn reproducible() -> Settings {
     }
 }
 
+/// Both ways of evaluating the local search's moves: one by one, and in batches (one
+/// `best_on_lines` call, one GPU dispatch, per pass).
+const MOVES: [Moves; 2] = [Moves::OneByOne, Moves::Batched];
+
 #[test]
 fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
     sheet.quantity = Some(3);
-    let problem = Problem {
-        parts: parts(1),
-        sheets: vec![sheet],
-        settings: reproducible(),
-    };
-    let on_gpu = same_on_both(&problem, &gpu);
-    assert!(
-        gpu.answered() > 20,
-        "first-fit and the local search ran on the GPU ({} calls)",
-        gpu.answered()
-    );
-    assert_eq!(on_gpu.stats.parts_placed, 12);
-    eprintln!(
-        "same layout on cpu and {} ({} GPU calls)",
-        gpu.name(),
-        gpu.answered()
-    );
+    for moves in MOVES {
+        let before = gpu.answered();
+        let problem = Problem {
+            parts: parts(1),
+            sheets: vec![sheet.clone()],
+            settings: Settings {
+                moves,
+                ..reproducible()
+            },
+        };
+        let on_gpu = same_on_both(&problem, &gpu);
+        let calls = gpu.answered() - before;
+        assert!(
+            calls > 20,
+            "first-fit and the local search ran on the GPU ({calls} calls, {moves:?})"
+        );
+        assert_eq!(on_gpu.stats.parts_placed, 12);
+        eprintln!(
+            "same layout on cpu and {} ({calls} GPU calls, {moves:?})",
+            gpu.name()
+        );
+    }
 }
 
 #[test]
@@ -109,12 +118,20 @@ fn the_multi_sheet_search_gives_the_same_sheets_on_cpu_and_gpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     // three times the parts on a smaller sheet: the search over all sheets runs (shares, strip
     // and cut, insertions at least-overlap starts, emptying the last sheet)
-    let problem = Problem {
-        parts: parts(3),
-        sheets: vec![SheetSpec::rectangle("s", 100.0, 70.0)],
-        settings: reproducible(),
-    };
-    let on_gpu = same_on_both(&problem, &gpu);
-    assert!(on_gpu.stats.sheets_used >= 3, "a multi-sheet job");
-    assert_eq!(on_gpu.stats.parts_placed, 36);
+    for moves in MOVES {
+        let problem = Problem {
+            parts: parts(3),
+            sheets: vec![SheetSpec::rectangle("s", 100.0, 70.0)],
+            settings: Settings {
+                moves,
+                ..reproducible()
+            },
+        };
+        let on_gpu = same_on_both(&problem, &gpu);
+        assert!(
+            on_gpu.stats.sheets_used >= 3,
+            "a multi-sheet job ({moves:?})"
+        );
+        assert_eq!(on_gpu.stats.parts_placed, 36, "{moves:?}");
+    }
 }

@@ -7,6 +7,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod lines;
 pub mod occupancy;
 pub mod raster;
 pub mod select;
@@ -15,6 +16,7 @@ pub mod weighted;
 
 pub use cpu::CpuEvaluator;
 pub use gpu::GpuEvaluator;
+pub use lines::{best_of, LineBest, Mover, Shape};
 pub use occupancy::Occupancy;
 pub use raster::{pair_overlap, PartRaster, Placed, Run, WEIGHT_ONE};
 pub use select::{choose, Compute};
@@ -88,6 +90,21 @@ pub trait Evaluator: Send + Sync {
     /// every position of its bounds, row-major (y outer, x inner): `overlap_line` for whole
     /// rectangles of positions and many rasters at once.
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>>;
+
+    /// For each mover, the best position on each of its lines against `scene`, weighed by the
+    /// mover's own weights (what `weighted_overlap_maps` and `best_of` give line by line; one
+    /// dispatch on the GPU for the whole batch).
+    fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>> {
+        movers
+            .iter()
+            .map(|m| {
+                self.weighted_overlap_maps(&m.others(scene), &m.lines)
+                    .iter()
+                    .map(|line| best_of(line))
+                    .collect()
+            })
+            .collect()
+    }
 
     /// Weighted overlap map over a rectangle of positions, row-major (y outer, x inner).
     fn overlap_map(&self, part: &PartRaster, bounds: Bounds, others: &[Placed]) -> Vec<u64> {

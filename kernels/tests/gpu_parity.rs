@@ -332,3 +332,121 @@ fn weighted_maps_agree_on_wide_tables_and_shared_corners() {
         assert_eq!(g.answered(), 6, "every call went to the GPU");
     }
 }
+
+/// Batched line scans (`best_on_lines`): every mover's best position on each of its lines,
+/// against a brute-force sum of `pair_overlap` x the mover's weight over the scene. Rows and
+/// columns, single positions, an empty line, weight 0 (a mover's own place), weights near
+/// 2^32 (the GPU's 64-bit sums must carry), and a long shape reaching far left of and below the
+/// lines (its corners fold into the lines' first entries).
+#[test]
+fn best_on_lines_agree_with_brute_force_on_every_backend() {
+    let gpu = gpu();
+    let mut rng = Rng(0xB47C4);
+    for round in 0..8 {
+        let mut rasters: Vec<PartRaster> = (0..7)
+            .map(|_| random_raster_runs(&mut rng, 16, 6))
+            .collect();
+        rasters.push(PartRaster::from_cells(90, 70, |x, y| (x + 2 * y) % 7 != 0));
+        let scene: Vec<Shape> = rasters
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                if k == rasters.len() - 1 {
+                    Shape {
+                        raster: r,
+                        x: -75,
+                        y: -60,
+                    }
+                } else {
+                    Shape {
+                        raster: r,
+                        x: rng.below(40) as i32 - 8,
+                        y: rng.below(30) as i32 - 6,
+                    }
+                }
+            })
+            .collect();
+        let movers: Vec<Mover> = (0..3)
+            .map(|m| {
+                let weights = (0..scene.len())
+                    .map(|s| match (s == m, round % 2) {
+                        (true, _) => 0,
+                        (false, 0) => 1 + rng.below(5000) as u32,
+                        (false, _) => u32::MAX - rng.below(1 << 20) as u32,
+                    })
+                    .collect();
+                let raster = &rasters[rng.below(7) as usize];
+                let lines = (0..6)
+                    .map(|k| {
+                        let (a, b) = (rng.below(30) as i32 - 10, rng.below(30) as i32 - 10);
+                        let at = rng.below(40) as i32 - 12;
+                        let bounds = match k {
+                            0 => Bounds {
+                                x_lo: a,
+                                x_hi: a,
+                                y_lo: at,
+                                y_hi: at,
+                            },
+                            1 => Bounds {
+                                x_lo: 5,
+                                x_hi: 4,
+                                y_lo: at,
+                                y_hi: at,
+                            },
+                            k if k % 2 == 0 => Bounds {
+                                x_lo: a.min(b),
+                                x_hi: a.max(b) + 25,
+                                y_lo: at,
+                                y_hi: at,
+                            },
+                            _ => Bounds {
+                                x_lo: at,
+                                x_hi: at,
+                                y_lo: a.min(b),
+                                y_hi: a.max(b) + 25,
+                            },
+                        };
+                        Candidate { raster, bounds }
+                    })
+                    .collect();
+                Mover { weights, lines }
+            })
+            .collect();
+        let want: Vec<Vec<Option<LineBest>>> = movers
+            .iter()
+            .map(|m| {
+                m.lines
+                    .iter()
+                    .map(|c| {
+                        let b = c.bounds;
+                        let mut values = Vec::new();
+                        for y in b.y_lo..=b.y_hi {
+                            for x in b.x_lo..=b.x_hi {
+                                let v: u64 = scene
+                                    .iter()
+                                    .zip(&m.weights)
+                                    .map(|(s, &w)| {
+                                        w as u64 * pair_overlap(c.raster, x, y, s.raster, s.x, s.y)
+                                    })
+                                    .sum();
+                                values.push(v);
+                            }
+                        }
+                        best_of(&values)
+                    })
+                    .collect()
+            })
+            .collect();
+        assert!(want
+            .iter()
+            .flatten()
+            .any(|b| b.is_some_and(|b| b.value > 0)));
+        assert_every_backend(&gpu, "best on lines", round, &want, |e| {
+            e.best_on_lines(&scene, &movers)
+        });
+    }
+    if let Some(g) = &gpu {
+        assert_eq!(g.failure(), None, "the GPU answered itself");
+        assert_eq!(g.answered(), 8, "every batch went to the GPU");
+    }
+}

@@ -818,6 +818,7 @@ fn compact_last_sheet(
     }
     let target_reached = &AtomicBool::new(false);
     let threads = search_threads(s);
+    let moves = s.moves;
     let engine_name = eval.name();
     let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     let phase_start = Instant::now();
@@ -939,6 +940,7 @@ fn compact_last_sheet(
                         s.seed
                             .wrapping_add((k as u64) << 32)
                             .wrapping_add(t as u64 * 7919),
+                        moves,
                     );
                     if c.total_overlap() > 0 && !c.restore(budget) {
                         return;
@@ -982,6 +984,14 @@ fn compact_last_sheet(
                     };
                     report(c.poses(), c.used_length());
                     c.compact_from(budget, first_step, report);
+                    // the search's pace, to compare backends and move modes by
+                    tracing::debug!(
+                        phase = k,
+                        thread = t,
+                        strikes = c.rounds(),
+                        ?moves,
+                        "phase searched"
+                    );
                 });
             }
         });

@@ -239,6 +239,36 @@ pub struct Settings {
     pub cells_per_part: f64,
     /// Common-line cutting (CommonCutSettings), when a mode and an importance ask for it.
     pub common_cutting: Option<CommonCutting>,
+    /// How the local search evaluates its moves. The same input, seed and moves give the
+    /// same layout on every backend.
+    pub moves: Moves,
+}
+
+/// How a pass of the local search evaluates the moves of its overlapping items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Moves {
+    /// Each item's lines against the layout its predecessors' moves left, one evaluation call
+    /// per move (the search as it was before batches; kept for comparison).
+    OneByOne,
+    /// Every item's lines in one call against the layout before the pass, each move re-checked
+    /// exactly as it is made (`Compactor::move_batch`): one GPU dispatch per pass instead of
+    /// one per move. As dense as one by one on the CPU, and what lets a GPU speed the search
+    /// up, so the default on every backend (the same layout on the CPU and the GPU).
+    #[default]
+    Batched,
+}
+
+impl std::str::FromStr for Moves {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Moves, String> {
+        match s {
+            "batched" => Ok(Moves::Batched),
+            "one-by-one" => Ok(Moves::OneByOne),
+            other => Err(format!(
+                "moves: expected batched or one-by-one, not {other:?}"
+            )),
+        }
+    }
 }
 
 /// How copies of one part are grouped to share cuts (CommonCutMode).
@@ -353,6 +383,7 @@ impl Default for Settings {
             max_iterations: None,
             cells_per_part: 128.0,
             common_cutting: None,
+            moves: Moves::Batched,
         }
     }
 }

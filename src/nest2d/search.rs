@@ -4,10 +4,12 @@
 //!   overlaps each shrink creates by moving parts to the least-overlapping position along whole
 //!   lines of positions (evaluated by the kernels), raising the weights of pairs that stay stuck.
 
+use super::model::Moves;
 use super::rng::Rng;
 use crate::geometry::{BBox, Point};
 use kerf_kernels::{
-    pair_overlap, Axis, Bounds, Candidate, Evaluator, Occupancy, PartRaster, Placed, WEIGHT_ONE,
+    pair_overlap, Bounds, Candidate, Evaluator, LineBest, Mover, Occupancy, PartRaster, Shape,
+    WEIGHT_ONE,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -279,6 +281,8 @@ pub struct Compactor<'a> {
     rng: Rng,
     /// Strikes run so far (the deterministic budget `Budget::max_rounds` counts these).
     rounds: u64,
+    /// How a pass evaluates its moves.
+    moves: Moves,
 }
 
 /// Weight of the sheet's blocked cells: never worth covering.
@@ -292,6 +296,7 @@ impl<'a> Compactor<'a> {
         items: Vec<&'a [Oriented]>,
         poses: Vec<Pose>,
         seed: u64,
+        moves: Moves,
     ) -> Self {
         let n = items.len();
         let mut c = Compactor {
@@ -304,6 +309,7 @@ impl<'a> Compactor<'a> {
             weights: vec![WEIGHT_ONE; n * n],
             rng: Rng::new(seed),
             rounds: 0,
+            moves,
         };
         c.refresh_all();
         c
@@ -320,17 +326,17 @@ impl<'a> Compactor<'a> {
                 self.overlap[i * n + j] = v;
                 self.overlap[j * n + i] = v;
             }
-            self.blocked_overlap[i] = self.blocked_cells_under(i);
+            self.blocked_overlap[i] = self.blocked_cells_at(i, pi);
         }
     }
 
-    fn blocked_cells_under(&self, i: usize) -> u64 {
-        let p = self.poses[i];
+    /// Blocked cells under item i's raster at `pose`.
+    fn blocked_cells_at(&self, i: usize, pose: Pose) -> u64 {
         match &self.area.blocked {
             Some(b) => pair_overlap(
-                self.raster(i),
-                p.gx,
-                p.gy,
+                &self.items[i][pose.orient].raster,
+                pose.gx,
+                pose.gy,
                 b,
                 -self.area.margin,
                 -self.area.margin,
@@ -362,21 +368,46 @@ impl<'a> Compactor<'a> {
             .fold(0.0, f64::max)
     }
 
-    fn refresh(&mut self, i: usize) {
-        let n = self.poses.len();
-        let (pi, ri) = (self.poses[i], self.raster(i));
-        let mut row = vec![0u64; n];
-        for (j, v) in row.iter_mut().enumerate() {
-            if j != i {
+    /// Item i's overlap with every other item (0 with itself) and with the blocked cells, were
+    /// it at `pose`.
+    fn overlaps_at(&self, i: usize, pose: Pose) -> (Vec<u64>, u64) {
+        let ri = &self.items[i][pose.orient].raster;
+        let row = (0..self.poses.len())
+            .map(|j| {
+                if j == i {
+                    return 0;
+                }
                 let pj = self.poses[j];
-                *v = pair_overlap(ri, pi.gx, pi.gy, self.raster(j), pj.gx, pj.gy);
-            }
-        }
+                pair_overlap(ri, pose.gx, pose.gy, self.raster(j), pj.gx, pj.gy)
+            })
+            .collect();
+        (row, self.blocked_cells_at(i, pose))
+    }
+
+    /// The weighted cost of item i's overlaps as `overlaps_at` gives them.
+    fn cost_of(&self, i: usize, (row, blocked): &(Vec<u64>, u64)) -> u64 {
+        let n = self.poses.len();
+        row.iter()
+            .zip(&self.weights[i * n..(i + 1) * n])
+            .map(|(&ov, &w)| ov * w as u64)
+            .sum::<u64>()
+            + blocked * BLOCKED_WEIGHT as u64
+    }
+
+    /// Puts item i at `pose` and records its overlaps there (from `overlaps_at`).
+    fn set_pose(&mut self, i: usize, pose: Pose, (row, blocked): (Vec<u64>, u64)) {
+        let n = self.poses.len();
+        self.poses[i] = pose;
         for (j, v) in row.into_iter().enumerate() {
             self.overlap[i * n + j] = v;
             self.overlap[j * n + i] = v;
         }
-        self.blocked_overlap[i] = self.blocked_cells_under(i);
+        self.blocked_overlap[i] = blocked;
+    }
+
+    fn refresh(&mut self, i: usize) {
+        let at = self.overlaps_at(i, self.poses[i]);
+        self.set_pose(i, self.poses[i], at);
     }
 
     fn item_cost(&self, i: usize) -> u64 {
@@ -391,104 +422,160 @@ impl<'a> Compactor<'a> {
         self.overlap.iter().sum::<u64>() / 2 + self.blocked_overlap.iter().sum::<u64>()
     }
 
-    fn others(&self, i: usize) -> Vec<Placed<'a>> {
-        let n = self.poses.len();
-        let mut v: Vec<Placed> = (0..n)
-            .filter(|&j| j != i)
-            .map(|j| Placed {
+    /// Item i's lines of positions for one move, four per orientation: a row and a column
+    /// through its current place, and a row and a column at random.
+    fn move_lines(&mut self, i: usize, length: f64) -> Vec<(usize, Candidate<'a>)> {
+        let cur = self.poses[i];
+        let items: &'a [Oriented] = self.items[i];
+        let area = self.area;
+        let mut lines = Vec::new();
+        for (oi, o) in items.iter().enumerate() {
+            let Some(b) = area.bounds(o, length) else {
+                continue;
+            };
+            let rows = [cur.gy.clamp(b.y_lo, b.y_hi), self.rng.range(b.y_lo, b.y_hi)];
+            let cols = [cur.gx.clamp(b.x_lo, b.x_hi), self.rng.range(b.x_lo, b.x_hi)];
+            let row = |y| Bounds {
+                y_lo: y,
+                y_hi: y,
+                ..b
+            };
+            let col = |x| Bounds {
+                x_lo: x,
+                x_hi: x,
+                ..b
+            };
+            for bounds in [row(rows[0]), row(rows[1]), col(cols[0]), col(cols[1])] {
+                lines.push((
+                    oi,
+                    Candidate {
+                        raster: &o.raster,
+                        bounds,
+                    },
+                ));
+            }
+        }
+        lines
+    }
+
+    /// The least-cost pose among the lines' best positions, if it costs less than `current`;
+    /// at equal cost the earlier line wins (the lines through the part's own place come first,
+    /// so ties keep moves short).
+    fn best_pose(
+        lines: &[(usize, Candidate)],
+        bests: &[Option<LineBest>],
+        current: u64,
+    ) -> Option<(u64, Pose)> {
+        let mut best: Option<(u64, Pose)> = None;
+        for ((oi, c), b) in lines.iter().zip(bests) {
+            let Some(b) = b else { continue };
+            let (x, y) = if c.bounds.y_lo == c.bounds.y_hi {
+                (c.bounds.x_lo + b.at as i32, c.bounds.y_lo)
+            } else {
+                (c.bounds.x_lo, c.bounds.y_lo + b.at as i32)
+            };
+            if b.value < best.map_or(current, |(v, _)| v) {
+                let pose = Pose {
+                    orient: *oi,
+                    gx: x,
+                    gy: y,
+                };
+                best = Some((b.value, pose));
+            }
+        }
+        best
+    }
+
+    /// Moves item i to the least weighted-overlap pose found on its lines (`move_lines`), in
+    /// every orientation. True if it moved.
+    fn move_item(&mut self, i: usize, length: f64) -> bool {
+        let current = self.item_cost(i);
+        let cur = self.poses[i];
+        let lines = self.move_lines(i, length);
+        let mover = Mover {
+            weights: self.weight_row(i),
+            lines: lines.iter().map(|(_, c)| *c).collect(),
+        };
+        let bests = self.eval.best_on_lines(&self.scene(), &[mover]);
+        match Self::best_pose(&lines, &bests[0], current) {
+            Some((_, pose)) if pose != cur => {
+                self.poses[i] = pose;
+                self.refresh(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Moves every item of `order` as `move_item` does, with all their lines evaluated in one
+    /// batch against the layout before the first move (one dispatch on the GPU). Each move is
+    /// re-checked exactly against the layout as the earlier moves left it, and made only if it
+    /// still lowers the item's cost. True if any item moved.
+    fn move_batch(&mut self, order: &[usize], length: f64) -> bool {
+        let plans: Vec<(usize, Vec<(usize, Candidate<'a>)>)> = order
+            .iter()
+            .map(|&i| (i, self.move_lines(i, length)))
+            .collect();
+        let movers: Vec<Mover> = plans
+            .iter()
+            .map(|(i, lines)| Mover {
+                weights: self.weight_row(*i),
+                lines: lines.iter().map(|(_, c)| *c).collect(),
+            })
+            .collect();
+        let bests = self.eval.best_on_lines(&self.scene(), &movers);
+        let mut moved = false;
+        for ((i, lines), bests) in plans.iter().zip(&bests) {
+            let i = *i;
+            let current = self.item_cost(i);
+            if current == 0 {
+                continue;
+            }
+            let Some((_, pose)) = Self::best_pose(lines, bests, u64::MAX) else {
+                continue;
+            };
+            if pose == self.poses[i] {
+                continue;
+            }
+            let at = self.overlaps_at(i, pose);
+            if self.cost_of(i, &at) < current {
+                self.set_pose(i, pose, at);
+                moved = true;
+            }
+        }
+        moved
+    }
+
+    /// Every item at its pose, and the sheet's blocked cells: what the moves are evaluated
+    /// against (each mover weighs it by `weight_row`).
+    fn scene(&self) -> Vec<Shape<'a>> {
+        let mut v: Vec<Shape<'a>> = (0..self.poses.len())
+            .map(|j| Shape {
                 raster: self.raster(j),
                 x: self.poses[j].gx,
                 y: self.poses[j].gy,
-                weight: self.weights[i * n + j],
             })
             .collect();
         if let Some(b) = &self.area.blocked {
-            v.push(Placed {
+            v.push(Shape {
                 raster: b,
                 x: -self.area.margin,
                 y: -self.area.margin,
-                weight: BLOCKED_WEIGHT,
             });
         }
         v
     }
 
-    /// Moves item i to the least weighted-overlap pose found on a few whole lines of positions
-    /// (through its current place and at random), in every orientation. True if it moved.
-    fn move_item(&mut self, i: usize, length: f64) -> bool {
-        let current = self.item_cost(i);
-        let cur = self.poses[i];
-        let mut best: (u64, Pose) = (current, cur);
-        let others = self.others(i);
-        // four lines of positions per orientation (through the current place and at random),
-        // all evaluated in one call (one dispatch on the GPU)
-        let mut lines: Vec<(usize, Axis, i32, (i32, i32))> = Vec::new();
-        for (oi, o) in self.items[i].iter().enumerate() {
-            let Some(b) = self.area.bounds(o, length) else {
-                continue;
-            };
-            let picks = [
-                (Axis::X, cur.gy.clamp(b.y_lo, b.y_hi)),
-                (Axis::X, self.rng.range(b.y_lo, b.y_hi)),
-                (Axis::Y, cur.gx.clamp(b.x_lo, b.x_hi)),
-                (Axis::Y, self.rng.range(b.x_lo, b.x_hi)),
-            ];
-            for (axis, fixed) in picks {
-                let range = if axis == Axis::X {
-                    (b.x_lo, b.x_hi)
-                } else {
-                    (b.y_lo, b.y_hi)
-                };
-                lines.push((oi, axis, fixed, range));
-            }
+    /// Item i's weight for each shape of `scene`: its pair weights, 0 for itself (it does not
+    /// overlap its own place), and the blocked cells' weight.
+    fn weight_row(&self, i: usize) -> Vec<u32> {
+        let n = self.poses.len();
+        let mut w = self.weights[i * n..(i + 1) * n].to_vec();
+        w[i] = 0;
+        if self.area.blocked.is_some() {
+            w.push(BLOCKED_WEIGHT);
         }
-        let batch: Vec<Candidate> = lines
-            .iter()
-            .map(|&(oi, axis, fixed, range)| Candidate {
-                raster: &self.items[i][oi].raster,
-                bounds: match axis {
-                    Axis::X => Bounds {
-                        x_lo: range.0,
-                        x_hi: range.1,
-                        y_lo: fixed,
-                        y_hi: fixed,
-                    },
-                    Axis::Y => Bounds {
-                        x_lo: fixed,
-                        x_hi: fixed,
-                        y_lo: range.0,
-                        y_hi: range.1,
-                    },
-                },
-            })
-            .collect();
-        let values = self.eval.weighted_overlap_maps(&others, &batch);
-        let mut candidates: Vec<(u64, Pose)> = Vec::new();
-        for (&(oi, axis, fixed, range), line) in lines.iter().zip(&values) {
-            if let Some((k, v)) = line.iter().enumerate().min_by_key(|(_, v)| **v) {
-                let along = range.0 + k as i32;
-                let (gx, gy) = if axis == Axis::X {
-                    (along, fixed)
-                } else {
-                    (fixed, along)
-                };
-                candidates.push((*v, Pose { orient: oi, gx, gy }));
-            }
-        }
-        // lower cost wins; at equal cost the first candidate stays (the lines through the part's
-        // own place come first, so ties keep moves short)
-        for (v, p) in candidates {
-            if v < best.0 {
-                best = (v, p);
-            }
-        }
-        if best.1 != cur && best.0 < current {
-            self.poses[i] = best.1;
-            self.refresh(i);
-            true
-        } else {
-            false
-        }
+        w
     }
 
     /// Tries to remove all overlap within `length`. True on success (a feasible layout).
@@ -511,12 +598,22 @@ impl<'a> Compactor<'a> {
                 }
                 self.rng.shuffle(&mut order);
                 let mut moved = false;
-                for i in order {
-                    if budget.past_deadline() {
-                        return false;
+                match self.moves {
+                    Moves::Batched => {
+                        if budget.past_deadline() {
+                            return false;
+                        }
+                        moved = self.move_batch(&order, length);
                     }
-                    if self.item_cost(i) > 0 {
-                        moved |= self.move_item(i, length);
+                    Moves::OneByOne => {
+                        for i in order {
+                            if budget.past_deadline() {
+                                return false;
+                            }
+                            if self.item_cost(i) > 0 {
+                                moved |= self.move_item(i, length);
+                            }
+                        }
                     }
                 }
                 if !moved {

@@ -430,7 +430,8 @@ impl SheetSearch<'_> {
             stop: &stop,
             max_rounds: phase.rounds,
         };
-        let mut c = Compactor::new(self.eval, area, lists, poses, seed);
+        let moves = self.problem.settings.moves;
+        let mut c = Compactor::new(self.eval, area, lists, poses, seed, moves);
         c.compact(&budget, |_, _| {});
         let rounds = c.rounds();
         let all: Vec<Item> = items.iter().map(|(i, _)| *i).collect();
@@ -479,7 +480,8 @@ impl SheetSearch<'_> {
         lists.push(orients);
         let mut poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
         poses.push(pose);
-        let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed);
+        let moves = self.problem.settings.moves;
+        let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed, moves);
         let ok = c.total_overlap() == 0 || c.separate_in_place(budget);
         let rounds = c.rounds();
         if ok {

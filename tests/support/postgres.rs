@@ -24,8 +24,18 @@ pub struct PgCluster {
     watchdog: Mutex<Option<Child>>,
 }
 
-/// The newest installed PostgreSQL's binaries (Debian keeps them off PATH).
+/// The PostgreSQL binaries: the directory KERF_PG_BIN names (a build elsewhere than Debian's
+/// place), else the newest installed under /usr/lib/postgresql (Debian keeps them off PATH).
 fn binaries() -> Option<PathBuf> {
+    if let Ok(dir) = std::env::var("KERF_PG_BIN") {
+        let dir = PathBuf::from(dir);
+        assert!(
+            dir.join("initdb").exists() && dir.join("pg_ctl").exists(),
+            "KERF_PG_BIN={} holds no initdb and pg_ctl",
+            dir.display()
+        );
+        return Some(dir);
+    }
     let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path().join("bin")))

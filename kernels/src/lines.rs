@@ -1,0 +1,110 @@
+//! Batched moves: many movers' lines of positions evaluated against one scene in one call.
+//!
+//! The local search moves one overlapping part at a time to the least weighted-overlap position
+//! on a few lines of positions. A batch evaluates the lines of every mover of a pass at once
+//! against the layout as it stood before the pass (the engine then re-checks each move exactly
+//! as it applies them): one dispatch on the GPU instead of one per mover. Each mover weighs the
+//! scene's shapes by its own row of the guided local search's pair weights; weight 0 leaves a
+//! shape out (the mover's own place).
+
+use crate::raster::{PartRaster, Placed};
+use crate::sheet::Candidate;
+
+/// A raster lying in the scene (cell offsets of its origin).
+#[derive(Clone, Copy, Debug)]
+pub struct Shape<'a> {
+    pub raster: &'a PartRaster,
+    pub x: i32,
+    pub y: i32,
+}
+
+/// One mover of a batch: its weight for each shape of the scene (same length as the scene) and
+/// its lines: candidates whose bounds are one row (`y_lo == y_hi`, scanned along x) or one
+/// column (scanned along y) of positions.
+#[derive(Clone, Debug)]
+pub struct Mover<'a> {
+    pub weights: Vec<u32>,
+    pub lines: Vec<Candidate<'a>>,
+}
+
+impl<'a> Mover<'a> {
+    /// The shapes this mover counts, with its weights: what `Evaluator::weighted_overlap_maps`
+    /// takes as `others`.
+    pub fn others(&self, scene: &[Shape<'a>]) -> Vec<Placed<'a>> {
+        scene
+            .iter()
+            .zip(&self.weights)
+            .filter(|(_, &w)| w > 0)
+            .map(|(s, &weight)| Placed {
+                raster: s.raster,
+                x: s.x,
+                y: s.y,
+                weight,
+            })
+            .collect()
+    }
+}
+
+/// The least weighted overlap on a line, and the first position along the line (0 = its
+/// lower bound) that has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineBest {
+    pub value: u64,
+    pub at: u32,
+}
+
+/// The least value of a line and its first position; None for an empty line.
+pub fn best_of(values: &[u64]) -> Option<LineBest> {
+    values
+        .iter()
+        .enumerate()
+        .min_by_key(|(k, v)| (**v, *k))
+        .map(|(k, &value)| LineBest {
+            value,
+            at: k as u32,
+        })
+}
+
+/// Whether a batch's line scans visit at least `limit` (lane, shape) pairs: the lanes each line's
+/// raster shares with each shape its mover weighs, which is what a scan's work grows with
+/// (runs are few per lane). The count stops at `limit`.
+pub fn work_reaches(scene: &[Shape], movers: &[Mover], limit: u64) -> bool {
+    lane_pairs(scene, movers, limit) >= limit
+}
+
+/// The (lane, shape) pairs of `work_reaches`, counted up to `limit`.
+pub fn lane_pairs(scene: &[Shape], movers: &[Mover], limit: u64) -> u64 {
+    let mut work = 0u64;
+    for m in movers {
+        for c in &m.lines {
+            let (nx, ny) = c.dims();
+            if nx == 0 {
+                continue;
+            }
+            let along_x = ny == 1;
+            let (fixed, lanes) = if along_x {
+                (c.bounds.y_lo, c.raster.height() as i32)
+            } else {
+                (c.bounds.x_lo, c.raster.width() as i32)
+            };
+            for (s, &w) in scene.iter().zip(&m.weights) {
+                if w == 0 {
+                    continue;
+                }
+                let (lane0, n) = if along_x {
+                    (s.y, s.raster.height() as i32)
+                } else {
+                    (s.x, s.raster.width() as i32)
+                };
+                let shared = (fixed + lanes).min(lane0 + n) - fixed.max(lane0);
+                if shared > 0 {
+                    work += shared as u64;
+                    if work >= limit {
+                        return work;
+                    }
+                }
+            }
+        }
+    }
+    work
+}
