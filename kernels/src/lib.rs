@@ -93,7 +93,8 @@ pub trait Evaluator: Send + Sync {
 
     /// For each mover, the best position on each of its lines against `scene`, weighed by the
     /// mover's own weights (what `weighted_overlap_maps` and `best_of` give line by line; one
-    /// dispatch on the GPU for the whole batch).
+    /// GPU round trip for the whole batch). Every line is one row or one column of positions,
+    /// and every mover has a weight for each shape of the scene.
     fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>> {
         movers
             .iter()

@@ -3,7 +3,7 @@
 //! The local search moves one overlapping part at a time to the least weighted-overlap position
 //! on a few lines of positions. A batch evaluates the lines of every mover of a pass at once
 //! against the layout as it stood before the pass (the engine then re-checks each move exactly
-//! as it applies them): one dispatch on the GPU instead of one per mover. Each mover weighs the
+//! as it applies them): one GPU round trip (two dispatches) instead of one per mover. Each mover weighs the
 //! scene's shapes by its own row of the guided local search's pair weights; weight 0 leaves a
 //! shape out (the mover's own place).
 

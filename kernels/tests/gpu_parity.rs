@@ -450,3 +450,113 @@ fn best_on_lines_agree_with_brute_force_on_every_backend() {
         assert_eq!(g.answered(), 8, "every batch went to the GPU");
     }
 }
+
+/// The GPU's batched line scans at the sizes a dispatch splits: lines of more positions than
+/// a workgroup has invocations (each integrates a chunk), rasters of more lanes than a
+/// workgroup of the scatter pass, and more jobs than one dispatch row holds (65,535). The CPU
+/// backend, checked against brute force above, is the reference.
+#[test]
+fn best_on_lines_agree_on_long_lines_tall_rasters_and_many_jobs() {
+    let gpu = gpu();
+    let mut rng = Rng(0x7A11);
+    let tall = PartRaster::from_cells(40, 150, |x, y| (x * 7 + y * 3) % 11 > 2);
+    let small: Vec<PartRaster> = (0..6)
+        .map(|_| random_raster_runs(&mut rng, 20, 8))
+        .collect();
+    let mut scene: Vec<Shape> = small
+        .iter()
+        .map(|r| Shape {
+            raster: r,
+            x: rng.below(900) as i32,
+            y: rng.below(140) as i32,
+        })
+        .collect();
+    scene.push(Shape {
+        raster: &tall,
+        x: 300,
+        y: 0,
+    });
+    // a floor under every position of every line, so that no line's least value is 0 and
+    // every lane of every raster counts in it; and a ramp that ends far along the long lines,
+    // so that their least values lie past the first chunk of a workgroup
+    let floor = PartRaster::from_cells(1600, 1000, |_, _| true);
+    let ramp = PartRaster::from_cells(1600, 1000, |x, y| x + y < 1500);
+    for raster in [&floor, &ramp] {
+        scene.push(Shape {
+            raster,
+            x: -350,
+            y: -350,
+        });
+    }
+    let weights: Vec<u32> = (0..scene.len())
+        .map(|_| 1 + rng.below(1 << 24) as u32)
+        .collect();
+    // long rows and columns of the tall raster and of a small one
+    let long: Vec<Candidate> = (0..6)
+        .map(|k| {
+            let raster = if k % 2 == 0 { &tall } else { &small[0] };
+            let at = rng.below(100) as i32 - 20;
+            let bounds = if k < 4 {
+                Bounds {
+                    x_lo: -50,
+                    x_hi: 1000 + k,
+                    y_lo: at,
+                    y_hi: at,
+                }
+            } else {
+                Bounds {
+                    x_lo: 250 + at,
+                    x_hi: 250 + at,
+                    y_lo: -200,
+                    y_hi: 400,
+                }
+            };
+            Candidate { raster, bounds }
+        })
+        .collect();
+    // and 66,000 one-position lines across the scene, in 3 movers
+    let many: Vec<Vec<Candidate>> = (0..3)
+        .map(|m| {
+            (0..22_000)
+                .map(|k| {
+                    let (x, y) = ((k * 7 + m * 13) % 950, (k * 3) % 160);
+                    Candidate {
+                        raster: &small[1 + m],
+                        bounds: Bounds {
+                            x_lo: x as i32,
+                            x_hi: x as i32,
+                            y_lo: y as i32,
+                            y_hi: y as i32,
+                        },
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let movers: Vec<Mover> = std::iter::once(long)
+        .chain(many)
+        .map(|lines| Mover {
+            weights: weights.clone(),
+            lines,
+        })
+        .collect();
+    let want = CpuEvaluator.best_on_lines(&scene, &movers);
+    assert!(
+        want[0].iter().all(Option::is_some),
+        "every long line has positions"
+    );
+    assert!(
+        want[1..]
+            .iter()
+            .flatten()
+            .any(|b| b.is_some_and(|b| b.value > 0)),
+        "some one-position lines overlap the scene"
+    );
+    assert_every_backend(&gpu, "long lines and many jobs", 0, &want, |e| {
+        e.best_on_lines(&scene, &movers)
+    });
+    if let Some(g) = &gpu {
+        assert_eq!(g.failure(), None, "the GPU answered itself");
+        assert_eq!(g.answered(), 1, "the batch went to the GPU");
+    }
+}

@@ -251,9 +251,10 @@ pub enum Moves {
     /// per move (the search as it was before batches; kept for comparison).
     OneByOne,
     /// Every item's lines in one call against the layout before the pass, each move re-checked
-    /// exactly as it is made (`Compactor::move_batch`): one GPU dispatch per pass instead of
-    /// one per move. As dense as one by one on the CPU, and what lets a GPU speed the search
-    /// up, so the default on every backend (the same layout on the CPU and the GPU).
+    /// exactly as it is made (`Compactor::move_batch`): one GPU round trip per pass instead of
+    /// one per move. As dense as one by one on the CPU (within the spread of runs), and what
+    /// lets a GPU speed the search up, so the default on every backend: the CPU and the GPU
+    /// follow the same search.
     #[default]
     Batched,
 }

@@ -508,7 +508,7 @@ impl<'a> Compactor<'a> {
     }
 
     /// Moves every item of `order` as `move_item` does, with all their lines evaluated in one
-    /// batch against the layout before the first move (one dispatch on the GPU). Each move is
+    /// batch against the layout before the first move (one GPU round trip). Each move is
     /// re-checked exactly against the layout as the earlier moves left it, and made only if it
     /// still lowers the item's cost. True if any item moved.
     fn move_batch(&mut self, order: &[usize], length: f64) -> bool {

@@ -48,7 +48,7 @@ struct LinesDims {
 }
 
 /// Jobs per dispatch row: the job index is split over the grid's y and z (at most 65,535 each).
-const JOBS_PER_ROW: u32 = 65_535;
+const JOBS_PER_ROW: u32 = super::MAX_GROUPS;
 const LANES_PER_GROUP: u32 = 64;
 
 /// The rasters of one call, each once: their lane starts and runs, flattened.
@@ -107,7 +107,11 @@ impl GpuEvaluator {
         let mut entries: u64 = 0;
         let mut max_lanes = 1;
         for (m, mover) in movers.iter().enumerate() {
-            assert_eq!(mover.weights.len(), scene.len(), "a weight per scene shape");
+            // (a mover without a weight for every shape is the caller's mistake: the CPU twin
+            // answers it as the CPU backend does, counting the shapes that have one)
+            if mover.weights.len() != scene.len() {
+                return Err(GpuError::TooLarge);
+            }
             weights.extend_from_slice(&mover.weights);
             let mut slot = Vec::with_capacity(mover.lines.len());
             for c in &mover.lines {
@@ -115,6 +119,10 @@ impl GpuEvaluator {
                 if nx == 0 {
                     slot.push(None);
                     continue;
+                }
+                if nx > 1 && ny > 1 {
+                    // a rectangle of positions, not a line: the CPU twin's whole map answers it
+                    return Err(GpuError::TooLarge);
                 }
                 let along_x = ny == 1;
                 let b = c.bounds;
@@ -170,6 +178,7 @@ impl GpuEvaluator {
             || entries > u32::MAX as u64
             || n_jobs > JOBS_PER_ROW * JOBS_PER_ROW
             || data.len() as u64 * 4 > self.max_binding()
+            || max_lanes.div_ceil(LANES_PER_GROUP) > super::MAX_GROUPS
         {
             return Err(GpuError::TooLarge);
         }

@@ -473,8 +473,10 @@ impl GpuEvaluator {
             return b.clone();
         }
         kept.retain(|(w, _)| *w != which);
+        // (rounded to whole u64 entries within the binding limit, which need not be a
+        // multiple of 8)
         let size = (bytes + bytes / 4)
-            .min(self.max_binding())
+            .min(self.max_binding() / 8 * 8)
             .max(bytes)
             .next_multiple_of(8);
         let b = self.device.create_buffer(&wgpu::BufferDescriptor {
