@@ -236,44 +236,42 @@ impl GpuEvaluator {
                 failed.store(true, Ordering::SeqCst);
             });
         }
-        let module = |label: &str, source: &'static str| {
+        // a module from WGSL files laid one after the other (WGSL has no includes: the shared
+        // declarations come first)
+        let module = |label: &str, files: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
+                source: wgpu::ShaderSource::Wgsl(files.concat().into()),
             })
         };
-        let sat = module("sat", include_str!("../../../shaders/sat.wgsl"));
+        const COMMON: &str = include_str!("../../../shaders/common.wgsl");
+        const LINES_COMMON: &str = include_str!("../../../shaders/lines_common.wgsl");
+        let sat = module("sat", &[include_str!("../../../shaders/sat.wgsl")]);
         let overlap = module(
             "overlap",
-            concat!(
-                include_str!("../../../shaders/common.wgsl"),
-                include_str!("../../../shaders/overlap.wgsl")
-            ),
+            &[COMMON, include_str!("../../../shaders/overlap.wgsl")],
         );
         let weighted = module(
             "weighted",
-            concat!(
-                include_str!("../../../shaders/common.wgsl"),
-                include_str!("../../../shaders/weighted.wgsl")
-            ),
+            &[COMMON, include_str!("../../../shaders/weighted.wgsl")],
         );
         let weighted_scatter = module(
             "weighted_scatter",
-            include_str!("../../../shaders/weighted_scatter.wgsl"),
+            &[include_str!("../../../shaders/weighted_scatter.wgsl")],
         );
         let lines_scatter = module(
             "lines_scatter",
-            concat!(
-                include_str!("../../../shaders/lines_common.wgsl"),
-                include_str!("../../../shaders/lines_scatter.wgsl")
-            ),
+            &[
+                LINES_COMMON,
+                include_str!("../../../shaders/lines_scatter.wgsl"),
+            ],
         );
         let lines_best = module(
             "lines_best",
-            concat!(
-                include_str!("../../../shaders/lines_common.wgsl"),
-                include_str!("../../../shaders/lines_best.wgsl")
-            ),
+            &[
+                LINES_COMMON,
+                include_str!("../../../shaders/lines_best.wgsl"),
+            ],
         );
         let pipeline = |m: &wgpu::ShaderModule, entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
