@@ -3,6 +3,7 @@
 //! run pairs plus one over the positions, instead of a raster scan per position); whole maps
 //! against the sheet from its summed-area table, rows shared among the cores.
 
+use crate::lines::{best_of, LineBest, Mover, Shape};
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed, Run};
 use crate::sheet::{Candidate, SheetSat};
@@ -96,6 +97,32 @@ impl Evaluator for CpuEvaluator {
             .collect()
     }
 
+    fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>> {
+        movers
+            .iter()
+            .map(|m| {
+                let others = m.others(scene);
+                m.lines
+                    .iter()
+                    .map(|c| {
+                        let b = c.bounds;
+                        match c.dims() {
+                            (0, _) => None,
+                            (_, 1) => {
+                                scan_line_best::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), &others)
+                            }
+                            (1, _) => {
+                                scan_line_best::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), &others)
+                            }
+                            // (not a line: the whole map, as the trait's default has it)
+                            _ => best_of(&self.weighted_overlap_maps(&others, &[*c])[0]),
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     fn overlap_line(
         &self,
         part: &PartRaster,
@@ -174,9 +201,41 @@ fn scan_line<const ALONG_X: bool>(
     range: (i32, i32),
     others: &[Placed],
 ) -> Vec<u64> {
+    let mut out = Vec::with_capacity((range.1 - range.0 + 1).max(0) as usize);
+    scan_line_into::<ALONG_X>(part, fixed, range, others, |v| out.push(v));
+    out
+}
+
+/// `scan_line` and `best_of` in one pass, without the line's values in between (the local
+/// search's batches want only the least).
+fn scan_line_best<const ALONG_X: bool>(
+    part: &PartRaster,
+    fixed: i32,
+    range: (i32, i32),
+    others: &[Placed],
+) -> Option<LineBest> {
+    let mut best: Option<LineBest> = None;
+    let mut at = 0u32;
+    scan_line_into::<ALONG_X>(part, fixed, range, others, |value| {
+        if best.is_none_or(|b| value < b.value) {
+            best = Some(LineBest { value, at });
+        }
+        at += 1;
+    });
+    best
+}
+
+/// The weighted overlap at each position of the line, in order, handed to `emit`.
+fn scan_line_into<const ALONG_X: bool>(
+    part: &PartRaster,
+    fixed: i32,
+    range: (i32, i32),
+    others: &[Placed],
+    mut emit: impl FnMut(u64),
+) {
     let (lo, hi) = range;
     if hi < lo {
-        return vec![];
+        return;
     }
     let (lanes_a, extent_a) = dims::<ALONG_X>(part);
     let max_extent_b = others
@@ -220,7 +279,6 @@ fn scan_line<const ALONG_X: bool>(
         }
     }
     // integrate twice: f(x) = sum over k < x of slope(k)
-    let mut out = Vec::with_capacity((hi - lo + 1) as usize);
     let (mut slope, mut f) = (0i64, 0i64);
     for (i, &dv) in d.iter().enumerate() {
         let x = base + i as i32;
@@ -228,12 +286,11 @@ fn scan_line<const ALONG_X: bool>(
             break;
         }
         if x >= lo {
-            out.push(f.max(0) as u64);
+            emit(f.max(0) as u64);
         }
         slope += dv;
         f += slope;
     }
-    out
 }
 
 /// The first occupied grid cell under `part` at (x, y), scanning rows bottom-up.
