@@ -83,14 +83,14 @@ impl Evaluator for CpuEvaluator {
         candidates
             .iter()
             .map(|c| {
-                let b = c.bounds;
                 let (nx, ny) = c.dims();
                 match &table {
                     _ if nx == 0 => Vec::new(),
-                    None if ny == 1 => {
-                        scan_line::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), others)
+                    None => {
+                        let mut out = Vec::with_capacity(nx.max(ny) as usize);
+                        scan_candidate(c, others, |v| out.push(v));
+                        out
                     }
-                    None => scan_line::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), others),
                     Some(t) => map_rows(c, |x, y| t.overlap_at(c, x, y)),
                 }
             })
@@ -104,19 +104,19 @@ impl Evaluator for CpuEvaluator {
                 let others = m.others(scene);
                 m.lines
                     .iter()
-                    .map(|c| {
-                        let b = c.bounds;
-                        match c.dims() {
-                            (0, _) => None,
-                            (_, 1) => {
-                                scan_line_best::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), &others)
-                            }
-                            (1, _) => {
-                                scan_line_best::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), &others)
-                            }
-                            // (not a line: the whole map, as the trait's default has it)
-                            _ => best_of(&self.weighted_overlap_maps(&others, &[*c])[0]),
+                    .map(|c| match c.dims() {
+                        (0, _) => None,
+                        (nx, ny) if nx == 1 || ny == 1 => {
+                            let mut best = None;
+                            let mut at = 0;
+                            scan_candidate(c, &others, |v| {
+                                best = LineBest::keep_least(best, v, at);
+                                at += 1;
+                            });
+                            best
                         }
+                        // (not a line: from the whole map)
+                        _ => best_of(&self.weighted_overlap_maps(&others, &[*c])[0]),
                     })
                     .collect()
             })
@@ -206,23 +206,15 @@ fn scan_line<const ALONG_X: bool>(
     out
 }
 
-/// `scan_line` and `best_of` in one pass, without the line's values in between (the local
-/// search's batches want only the least).
-fn scan_line_best<const ALONG_X: bool>(
-    part: &PartRaster,
-    fixed: i32,
-    range: (i32, i32),
-    others: &[Placed],
-) -> Option<LineBest> {
-    let mut best: Option<LineBest> = None;
-    let mut at = 0u32;
-    scan_line_into::<ALONG_X>(part, fixed, range, others, |value| {
-        if best.is_none_or(|b| value < b.value) {
-            best = Some(LineBest { value, at });
-        }
-        at += 1;
-    });
-    best
+/// `scan_line_into` for a candidate that is one row (`ny == 1`: scanned along x) or one
+/// column of positions.
+fn scan_candidate(c: &Candidate, others: &[Placed], emit: impl FnMut(u64)) {
+    let b = c.bounds;
+    if c.dims().1 == 1 {
+        scan_line_into::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), others, emit)
+    } else {
+        scan_line_into::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), others, emit)
+    }
 }
 
 /// The weighted overlap at each position of the line, in order, handed to `emit`.

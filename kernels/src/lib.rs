@@ -95,17 +95,7 @@ pub trait Evaluator: Send + Sync {
     /// mover's own weights (what `weighted_overlap_maps` and `best_of` give line by line; one
     /// GPU round trip for the whole batch). Every line is one row or one column of positions,
     /// and every mover has a weight for each shape of the scene.
-    fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>> {
-        movers
-            .iter()
-            .map(|m| {
-                self.weighted_overlap_maps(&m.others(scene), &m.lines)
-                    .iter()
-                    .map(|line| best_of(line))
-                    .collect()
-            })
-            .collect()
-    }
+    fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>>;
 
     /// Weighted overlap map over a rectangle of positions, row-major (y outer, x inner).
     fn overlap_map(&self, part: &PartRaster, bounds: Bounds, others: &[Placed]) -> Vec<u64> {

@@ -53,27 +53,28 @@ pub struct LineBest {
     pub at: u32,
 }
 
+impl LineBest {
+    /// `best` after the value at the next position `at` of a line: the least value so far,
+    /// at its first position (a later equal value does not replace it).
+    pub fn keep_least(best: Option<LineBest>, value: u64, at: u32) -> Option<LineBest> {
+        match best {
+            Some(b) if b.value <= value => Some(b),
+            _ => Some(LineBest { value, at }),
+        }
+    }
+}
+
 /// The least value of a line and its first position; None for an empty line.
 pub fn best_of(values: &[u64]) -> Option<LineBest> {
-    values
-        .iter()
-        .enumerate()
-        .min_by_key(|(k, v)| (**v, *k))
-        .map(|(k, &value)| LineBest {
-            value,
-            at: k as u32,
-        })
+    values.iter().enumerate().fold(None, |best, (k, &v)| {
+        LineBest::keep_least(best, v, k as u32)
+    })
 }
 
 /// Whether a batch's line scans visit at least `limit` (lane, shape) pairs: the lanes each line's
 /// raster shares with each shape its mover weighs, which is what a scan's work grows with
 /// (runs are few per lane). The count stops at `limit`.
 pub fn work_reaches(scene: &[Shape], movers: &[Mover], limit: u64) -> bool {
-    lane_pairs(scene, movers, limit) >= limit
-}
-
-/// The (lane, shape) pairs of `work_reaches`, counted up to `limit`.
-pub fn lane_pairs(scene: &[Shape], movers: &[Mover], limit: u64) -> u64 {
     let mut work = 0u64;
     for m in movers {
         for c in &m.lines {
@@ -100,11 +101,11 @@ pub fn lane_pairs(scene: &[Shape], movers: &[Mover], limit: u64) -> u64 {
                 if shared > 0 {
                     work += shared as u64;
                     if work >= limit {
-                        return work;
+                        return true;
                     }
                 }
             }
         }
     }
-    work
+    work >= limit
 }

@@ -458,56 +458,34 @@ impl<'a> Compactor<'a> {
         lines
     }
 
-    /// The least-cost pose among the lines' best positions, if it costs less than `current`;
-    /// at equal cost the earlier line wins (the lines through the part's own place come first,
-    /// so ties keep moves short).
-    fn best_pose(
-        lines: &[(usize, Candidate)],
-        bests: &[Option<LineBest>],
-        current: u64,
-    ) -> Option<(u64, Pose)> {
+    /// The pose of the least value among the lines' best positions; at equal values the
+    /// earlier line wins (the lines through the part's own place come first, so ties keep moves
+    /// short).
+    fn best_pose(lines: &[(usize, Candidate)], bests: &[Option<LineBest>]) -> Option<Pose> {
         let mut best: Option<(u64, Pose)> = None;
         for ((oi, c), b) in lines.iter().zip(bests) {
             let Some(b) = b else { continue };
-            let (x, y) = if c.bounds.y_lo == c.bounds.y_hi {
-                (c.bounds.x_lo + b.at as i32, c.bounds.y_lo)
-            } else {
-                (c.bounds.x_lo, c.bounds.y_lo + b.at as i32)
-            };
-            if b.value < best.map_or(current, |(v, _)| v) {
-                let pose = Pose {
-                    orient: *oi,
-                    gx: x,
-                    gy: y,
+            if best.is_none_or(|(v, _)| b.value < v) {
+                let (gx, gy) = if c.dims().1 == 1 {
+                    (c.bounds.x_lo + b.at as i32, c.bounds.y_lo)
+                } else {
+                    (c.bounds.x_lo, c.bounds.y_lo + b.at as i32)
                 };
-                best = Some((b.value, pose));
+                best = Some((
+                    b.value,
+                    Pose {
+                        orient: *oi,
+                        gx,
+                        gy,
+                    },
+                ));
             }
         }
-        best
+        best.map(|(_, pose)| pose)
     }
 
-    /// Moves item i to the least weighted-overlap pose found on its lines (`move_lines`), in
-    /// every orientation. True if it moved.
-    fn move_item(&mut self, i: usize, length: f64) -> bool {
-        let current = self.item_cost(i);
-        let cur = self.poses[i];
-        let lines = self.move_lines(i, length);
-        let mover = Mover {
-            weights: self.weight_row(i),
-            lines: lines.iter().map(|(_, c)| *c).collect(),
-        };
-        let bests = self.eval.best_on_lines(&self.scene(), &[mover]);
-        match Self::best_pose(&lines, &bests[0], current) {
-            Some((_, pose)) if pose != cur => {
-                self.poses[i] = pose;
-                self.refresh(i);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Moves every item of `order` as `move_item` does, with all their lines evaluated in one
+    /// Moves every item of `order` to the least weighted-overlap pose found on its lines
+    /// (`move_lines`, every orientation), with all their lines evaluated in one
     /// batch against the layout before the first move (one GPU round trip). Each move is
     /// re-checked exactly against the layout as the earlier moves left it, and made only if it
     /// still lowers the item's cost. True if any item moved.
@@ -531,7 +509,7 @@ impl<'a> Compactor<'a> {
             if current == 0 {
                 continue;
             }
-            let Some((_, pose)) = Self::best_pose(lines, bests, u64::MAX) else {
+            let Some(pose) = Self::best_pose(lines, bests) else {
                 continue;
             };
             if pose == self.poses[i] {
@@ -610,8 +588,9 @@ impl<'a> Compactor<'a> {
                             if budget.past_deadline() {
                                 return false;
                             }
+                            // a batch of one, evaluated against the layout as it is now
                             if self.item_cost(i) > 0 {
-                                moved |= self.move_item(i, length);
+                                moved |= self.move_batch(&[i], length);
                             }
                         }
                     }
