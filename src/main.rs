@@ -1230,8 +1230,8 @@ fn bench_raster(
     repeats: u32,
 ) -> Result<()> {
     use kerf::bench::{esicup, raster};
-    // a run builds a table for its construction and one per compaction phase (four, the
-    // last at twice the final resolution: engine::PHASES), and one more for a multi-sheet
+    // a run builds a table for its construction and one per compaction phase (five, the
+    // last at four times the final resolution: engine::PHASES), and one more for a multi-sheet
     // search
     println!(
         "orientation table built on the CPU (fastest of {repeats}); a run builds one for its construction and one per compaction phase"
