@@ -110,7 +110,7 @@ impl GpuEvaluator {
             // (a mover without a weight for every shape is the caller's mistake: the CPU twin
             // answers it as the CPU backend does, counting the shapes that have one)
             if mover.weights.len() != scene.len() {
-                return Err(GpuError::TooLarge);
+                return Err(GpuError::CpuThisCall);
             }
             weights.extend_from_slice(&mover.weights);
             let mut slot = Vec::with_capacity(mover.lines.len());
@@ -122,7 +122,7 @@ impl GpuEvaluator {
                 }
                 if nx > 1 && ny > 1 {
                     // a rectangle of positions, not a line: the CPU twin's whole map answers it
-                    return Err(GpuError::TooLarge);
+                    return Err(GpuError::CpuThisCall);
                 }
                 let along_x = ny == 1;
                 let b = c.bounds;
@@ -180,7 +180,7 @@ impl GpuEvaluator {
             || data.len() as u64 * 4 > self.max_binding()
             || max_lanes.div_ceil(LANES_PER_GROUP) > super::MAX_GROUPS
         {
-            return Err(GpuError::TooLarge);
+            return Err(GpuError::CpuThisCall);
         }
         let dims = self.uniform(bytemuck::bytes_of(&LinesDims {
             jobs: n_jobs,

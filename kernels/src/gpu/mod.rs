@@ -165,8 +165,10 @@ struct ScatterDims {
 /// Why a GPU evaluation did not run.
 #[derive(Debug)]
 enum GpuError {
-    /// Larger than the device's buffers allow: this call runs on the CPU.
-    TooLarge,
+    /// Not for the GPU kernels (larger than the device's buffers or dispatch limits allow, or
+    /// an input they do not take: a rectangle of positions among lines, a mover without a
+    /// weight for every shape): this call runs on the CPU twin.
+    CpuThisCall,
     /// The device failed: every later call runs on the CPU.
     Failed(String),
 }
@@ -382,7 +384,7 @@ impl GpuEvaluator {
                 self.answered.fetch_add(1, Ordering::Relaxed);
                 Some(v)
             }
-            Err(GpuError::TooLarge) => None,
+            Err(GpuError::CpuThisCall) => None,
             Err(GpuError::Failed(why)) => {
                 self.fail(&why);
                 None
@@ -434,7 +436,7 @@ impl GpuEvaluator {
         let sat_bytes = (w as u64 + 1) * (h as u64 + 1) * 4;
         let bits: &[u8] = bytemuck::cast_slice(occ.words());
         if sat_bytes > self.max_binding() || bits.len() as u64 > self.max_binding() {
-            return Err(GpuError::TooLarge);
+            return Err(GpuError::CpuThisCall);
         }
         let dims = SatDims {
             width: w,
@@ -548,7 +550,7 @@ impl GpuEvaluator {
         };
         let out_bytes = (words as u64 * 4).max(4);
         if out_bytes > self.max_binding() || (rects.len() as u64 * 16) > self.max_binding() {
-            return Err(GpuError::TooLarge);
+            return Err(GpuError::CpuThisCall);
         }
         let (gx, gy) = dispatch_grid(parts)?;
         let dims = EvalDims {
@@ -708,7 +710,7 @@ impl GpuEvaluator {
             || corner_words.len() as u64 * 16 > self.max_binding()
             || scans.iter().any(|d| d.segs > MAX_GROUPS)
         {
-            return Err(GpuError::TooLarge);
+            return Err(GpuError::CpuThisCall);
         }
         let (gx, gy) = dispatch_grid(&parts)?;
         let dims = WeightedDims {
@@ -927,7 +929,7 @@ fn dispatch_grid(parts: &[GpuPart]) -> Result<(u32, u32), GpuError> {
     let gx = groups.min(MAX_GROUPS as u64) as u32;
     let gy = groups.div_ceil(gx as u64);
     if gy > MAX_GROUPS as u64 || parts.len() > MAX_GROUPS as usize {
-        return Err(GpuError::TooLarge);
+        return Err(GpuError::CpuThisCall);
     }
     Ok((gx, gy as u32))
 }
