@@ -269,7 +269,7 @@ fn nest_parts(
         // (a rebuild must keep every part and whole kits only; its own passes see to both)
         let parts_of = |f: &[FilledSheet]| f.iter().map(|s| s.placed.len()).sum::<usize>();
         if let Some(better) = search
-            .improve(&filled, &res, until)
+            .improve(&filled, &res, until, deadline)
             .filter(|b| parts_of(b) == parts_of(&filled) && super::kits::all_whole(problem, b))
         {
             filled = better;

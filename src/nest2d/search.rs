@@ -422,6 +422,44 @@ impl<'a> Compactor<'a> {
         self.overlap.iter().sum::<u64>() / 2 + self.blocked_overlap.iter().sum::<u64>()
     }
 
+    /// The items to take out so that nothing overlaps any more, item `keep` staying where it
+    /// is: of every pair that still overlaps, the one other than `keep`, else the one of less
+    /// `area` (a vertex cover, greedy, the deepest overlaps first), and every item but `keep`
+    /// on blocked cells. `None` when `keep` itself covers blocked cells. Sorted ascending.
+    pub fn eviction(&self, keep: usize, area: impl Fn(usize) -> f64) -> Option<Vec<usize>> {
+        let n = self.poses.len();
+        if self.blocked_overlap[keep] > 0 {
+            return None;
+        }
+        let mut out = vec![false; n];
+        for (i, flag) in out.iter_mut().enumerate() {
+            *flag = i != keep && self.blocked_overlap[i] > 0;
+        }
+        let mut pairs: Vec<(u64, usize, usize)> = (0..n)
+            .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+            .filter_map(|(i, j)| {
+                let ov = self.overlap[i * n + j];
+                (ov > 0).then_some((ov, i, j))
+            })
+            .collect();
+        // deepest first; ties by index, so the answer is the same on every run
+        pairs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        for (_, i, j) in pairs {
+            if out[i] || out[j] {
+                continue;
+            }
+            let k = if i == keep {
+                j
+            } else if j == keep || area(i) <= area(j) {
+                i
+            } else {
+                j
+            };
+            out[k] = true;
+        }
+        Some((0..n).filter(|&i| out[i]).collect())
+    }
+
     /// Item i's lines of positions for one move, four per orientation: a row and a column
     /// through its current place, and a row and a column at random.
     fn move_lines(&mut self, i: usize, length: f64) -> Vec<(usize, Candidate<'a>)> {

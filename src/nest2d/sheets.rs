@@ -17,13 +17,22 @@
 //!    with more rounds. A share placed whole lets the rest of the pool in.
 //! 4. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
 //! 5. **Empty the last sheet** into the others: passes over the other sheets, the emptiest
-//!    first, each inserting the last sheet's parts; a last sheet left empty is gone.
+//!    first, each inserting the last sheet's parts. When a pass moves nothing, **swaps**: a part
+//!    of the last sheet goes onto another sheet and pushes smaller parts off it (those still in
+//!    its way after the local search, or a ruin and recreate of the sheet's small parts around
+//!    it), and what it pushed off is first-fitted into the gaps of every sheet. So a big part
+//!    that fits no gap trades places with small ones that do; each swap leaves smaller parts
+//!    on the last sheet, so the swaps end, and the state with the least part area left on the
+//!    last sheet stands. A last sheet left empty is gone. A light last sheet lends up to half
+//!    of its compaction time to this (`LENT_SHARE`) while it pays.
 //!
 //! Sheets are minimised first, then the last sheet's used length (its compaction follows in
-//! `engine::nest`). Parts only ever move to an earlier sheet and every sheet is opened by the
-//! construction's rules (`SheetOpener`: sheet priority, quantities, MaximumDifferentSheetSizes),
-//! so those rules hold; a rebuild that is no better than the construction (or that a sheet rule
-//! leaves with a part and no sheet) is dropped. Every thread works the same sheet with its own
+//! `engine::nest`). Parts move between sheets that are already open (a swap's small parts go
+//! to the last sheet) and every sheet is opened by the construction's rules (`SheetOpener`:
+//! sheet priority, quantities, MaximumDifferentSheetSizes), so those rules hold; a rebuild that
+//! is no better than the construction (or that a sheet rule leaves with a part and no sheet) is
+//! dropped. Jobs with assemblies make no swaps (a swap does not keep kits whole), nor do jobs
+//! that ask for repeated layouts (a swap makes one more distinct layout). Every thread works the same sheet with its own
 //! seed and the sheet holding the most part area wins (the lowest thread on ties); an iteration
 //! budget is shared out by counts alone, so it gives the same sheets on every run.
 
@@ -42,7 +51,10 @@ use std::time::Instant;
 /// Share of the search time (after the construction) for densifying every sheet but the last.
 const DENSIFY_SHARE: f64 = 0.5;
 /// Share for emptying the last sheet into the others; the rest compacts the last sheet.
-const EMPTY_SHARE: f64 = 0.25;
+const EMPTY_SHARE: f64 = 0.35;
+/// Share of the last sheet's compaction time that emptying it may borrow when the last sheet
+/// is empty (scaled down as it fills: a full last sheet lends nothing).
+const LENT_SHARE: f64 = 0.5;
 /// Share of the time left after the construction that this search takes when there are several
 /// sheets; the rest compacts the last sheet (`engine::compact_last_sheet`).
 pub(super) const SEARCH_SHARE: f64 = DENSIFY_SHARE + EMPTY_SHARE;
@@ -51,9 +63,11 @@ pub(super) const SEARCH_SHARE: f64 = DENSIFY_SHARE + EMPTY_SHARE;
 /// about half a point of utilisation (the last sheet is compacted at the full resolution).
 pub(super) const SEARCH_RESOLUTION: f64 = 0.5;
 /// Local-search rounds an insertion may take to make room for its part before it gives up (the
-/// first time; each retry of every refused kind doubles them, `MAX_RETRIES` times at most).
+/// first time; each retry of every refused kind doubles them, `Slice::retries` times at most).
 const INSERT_ROUNDS: u64 = 60;
 const MAX_RETRIES: u32 = 3;
+/// The retries of an emptying pass (passes repeat, each after a swap).
+const EMPTYING_RETRIES: u32 = 1;
 /// Passes in a row that empty nothing before emptying the last sheet stops.
 const MAX_IDLE_PASSES: u32 = 2;
 /// Share of a sheet's slice for compacting its share of the parts as a chain (before the cut).
@@ -73,17 +87,22 @@ pub(super) struct SheetSearch<'a> {
 struct Slice {
     deadline: Instant,
     rounds: Option<u64>,
+    /// How often every refused kind is tried again, each time with twice the rounds.
+    retries: u32,
 }
 
 impl SheetSearch<'_> {
     /// Rebuilds the construction's sheets (all but the last compacted later) until `deadline`.
     /// `None` when the rebuilt sheets are no better than the construction (or a sheet rule left
     /// a part without a sheet): the caller keeps the construction.
+    /// `compaction_end`, the end of the time limit, bounds the time a light last sheet lends
+    /// to emptying it (`LENT_SHARE`).
     pub(super) fn improve(
         &self,
         construction: &[FilledSheet],
         res: &Resolution,
         deadline: Instant,
+        compaction_end: Instant,
     ) -> Option<Vec<FilledSheet>> {
         if construction.len() < 2 {
             return None;
@@ -133,6 +152,7 @@ impl SheetSearch<'_> {
                 let slice = Slice {
                     deadline: Instant::now() + left.div_f64(sheets_left.max(1) as f64),
                     rounds: densify_rounds,
+                    retries: MAX_RETRIES,
                 };
                 let mut dense =
                     self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64);
@@ -169,7 +189,15 @@ impl SheetSearch<'_> {
             done.push(current);
         }
 
-        self.empty_last(&mut done, deadline, empty_rounds);
+        // a last sheet holding little needs little compaction: it lends that time to emptying
+        let lent = done.last().map_or(0.0, |l| {
+            LENT_SHARE * (1.0 - self.utilisation(l) / 100.0).clamp(0.0, 1.0)
+        });
+        let empty_end = deadline
+            + compaction_end
+                .saturating_duration_since(deadline)
+                .mul_f64(lent);
+        self.empty_last(&mut done, (deadline, empty_end), empty_rounds);
         let better = self.rank(&done) < self.rank(construction);
         tracing::info!(
             construction = construction.len(),
@@ -217,6 +245,14 @@ impl SheetSearch<'_> {
             .placed
             .iter()
             .map(|(i, _)| self.problem.parts[i.part].geometry.area())
+            .sum()
+    }
+
+    /// The parts' area, summed.
+    fn area_of(&self, items: &[Item]) -> f64 {
+        items
+            .iter()
+            .map(|i| self.problem.parts[i.part].geometry.area())
             .sum()
     }
 
@@ -302,6 +338,7 @@ impl SheetSearch<'_> {
                 let phase = Slice {
                     deadline: Instant::now() + left.mul_f64(STRIP_SHARE),
                     rounds: slice.rounds.map(|r| (r as f64 * STRIP_SHARE).ceil() as u64),
+                    ..slice
                 };
                 rounds_used += self.chain_then_cut(&mut sheet, &mut pool, q, phase, seed);
             }
@@ -334,7 +371,7 @@ impl SheetSearch<'_> {
                 !refused.contains(&i.part) && problem.parts[i.part].geometry.area() <= free
             });
             let Some(item) = next else {
-                if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << MAX_RETRIES {
+                if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << slice.retries {
                     break;
                 }
                 // every kind was refused: try them all again, each with more rounds
@@ -457,6 +494,27 @@ impl SheetSearch<'_> {
         rounds
     }
 
+    /// The sheet's parts' orientation lists and poses, with `item` added last where it overlaps
+    /// least (`None` when it has no pose on the sheet).
+    fn with_item_added<'s>(
+        &self,
+        sheet: &'s FilledSheet,
+        item: Item,
+    ) -> Option<(Vec<&'s [Oriented]>, Vec<Pose>)> {
+        let orients = sheet.table[item.part].as_slice();
+        let occ = sheet.occupancy();
+        let (_, pose) = least_overlap_pose(self.eval, &sheet.area, &occ, orients)?;
+        let mut lists: Vec<&[Oriented]> = sheet
+            .placed
+            .iter()
+            .map(|(i, _)| sheet.table[i.part].as_slice())
+            .collect();
+        lists.push(orients);
+        let mut poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
+        poses.push(pose);
+        Some((lists, poses))
+    }
+
     /// Inserts `item` where it overlaps least and lets the guided local search separate every
     /// part on the sheet. On success the sheet holds the new layout; on failure it is unchanged.
     /// Returns whether it succeeded and the local-search rounds spent.
@@ -467,19 +525,10 @@ impl SheetSearch<'_> {
         budget: &Budget,
         seed: u64,
     ) -> (bool, u64) {
-        let orients = sheet.table[item.part].as_slice();
-        let occ = sheet.occupancy();
-        let Some((_, pose)) = least_overlap_pose(self.eval, &sheet.area, &occ, orients) else {
+        let Some((lists, poses)) = self.with_item_added(sheet, item) else {
             return (false, 0);
         };
-        let mut lists: Vec<&[Oriented]> = sheet
-            .placed
-            .iter()
-            .map(|(i, _)| sheet.table[i.part].as_slice())
-            .collect();
-        lists.push(orients);
-        let mut poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
-        poses.push(pose);
+        let pose = *poses.last().expect("the item's pose");
         let moves = self.problem.settings.moves;
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed, moves);
         let ok = c.total_overlap() == 0 || c.separate_in_place(budget);
@@ -492,6 +541,140 @@ impl SheetSearch<'_> {
             }
         }
         (ok, rounds)
+    }
+
+    /// An insertion that may push smaller parts out, so that `item` leaves the last sheet for
+    /// smaller parts (of at most `EVICT_RATIO` of its area together). Two ways, the cheaper first:
+    /// - `item` goes where it overlaps least and the local search makes room for it as in
+    ///   `insert`; where it cannot, the parts still in the way come off
+    ///   (`Compactor::eviction`), from the start pose or from where the search ended,
+    ///   whichever takes off less area;
+    /// - ruin and recreate: the sheet's parts under `RUIN_RATIO` of the item's area come
+    ///   off, the item is inserted among the bigger ones, and the small parts go back (first
+    ///   fit, then insertions); those that find no room come off.
+    ///
+    /// `Some(parts taken off)` (empty when room was made) with the sheet holding the new layout;
+    /// `None` leaves it unchanged.
+    fn insert_evicting(
+        &self,
+        sheet: &mut FilledSheet,
+        item: Item,
+        budget: &Budget,
+        seed: u64,
+    ) -> Option<Vec<Item>> {
+        let limit = EVICT_RATIO * self.area_of(&[item]);
+        self.insert_pushing(sheet, item, budget, seed, limit)
+            .or_else(|| self.ruin_and_recreate(sheet, item, budget, seed, limit))
+    }
+
+    /// `insert_evicting`'s first way: insert, then take off what is still in the way.
+    fn insert_pushing(
+        &self,
+        sheet: &mut FilledSheet,
+        item: Item,
+        budget: &Budget,
+        seed: u64,
+        limit: f64,
+    ) -> Option<Vec<Item>> {
+        let (lists, poses) = self.with_item_added(sheet, item)?;
+        let mut items: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
+        items.push(item);
+        let new = items.len() - 1;
+        let area_of = |k: usize| self.problem.parts[items[k].part].geometry.area();
+        let moves = self.problem.settings.moves;
+        let mut c = Compactor::new(self.eval, &sheet.area, lists, poses.clone(), seed, moves);
+        let at_start = c.eviction(new, area_of).map(|out| (poses, out));
+        let (poses, out) = if c.total_overlap() == 0 || c.separate_in_place(budget) {
+            (c.poses().to_vec(), Vec::new())
+        } else {
+            let at_end = c
+                .eviction(new, area_of)
+                .map(|out| (c.poses().to_vec(), out));
+            let taken_off = |o: &Option<(Vec<Pose>, Vec<usize>)>| {
+                o.as_ref().map_or(f64::INFINITY, |(_, out)| {
+                    out.iter().map(|&k| area_of(k)).sum()
+                })
+            };
+            let best = if taken_off(&at_end) < taken_off(&at_start) {
+                at_end
+            } else {
+                at_start
+            };
+            if taken_off(&best) > limit {
+                return None;
+            }
+            let (poses, out) = best?;
+            // only smaller parts give way, so the last sheet's parts get smaller with every swap,
+            // and none that should be nested before the item (a higher part priority)
+            if out
+                .iter()
+                .any(|&k| area_of(k) >= area_of(new) || !self.may_give_way(items[k], item))
+            {
+                return None;
+            }
+            (poses, out)
+        };
+        let mut kept = Vec::with_capacity(items.len());
+        let mut evicted = Vec::with_capacity(out.len());
+        for (k, (it, p)) in items.into_iter().zip(poses).enumerate() {
+            if out.binary_search(&k).is_ok() {
+                evicted.push(it);
+            } else {
+                kept.push((it, p));
+            }
+        }
+        sheet.placed = kept;
+        Some(evicted)
+    }
+
+    /// Whether `part` may be pushed onto the last sheet to make room for `item`: not when it
+    /// has the higher part priority (it is nested first).
+    fn may_give_way(&self, part: Item, item: Item) -> bool {
+        self.problem.parts[part.part].priority <= self.problem.parts[item.part].priority
+    }
+
+    /// `insert_evicting`'s second way: small parts off, the item in, the small parts back.
+    fn ruin_and_recreate(
+        &self,
+        sheet: &mut FilledSheet,
+        item: Item,
+        budget: &Budget,
+        seed: u64,
+        limit: f64,
+    ) -> Option<Vec<Item>> {
+        let small_below = RUIN_RATIO * self.area_of(&[item]);
+        let mut trial = sheet.clone();
+        let (mut back, kept): (Vec<(Item, Pose)>, Vec<(Item, Pose)>) = trial
+            .placed
+            .iter()
+            .partition(|(i, _)| self.area_of(&[*i]) < small_below && self.may_give_way(*i, item));
+        if back.is_empty() {
+            return None;
+        }
+        trial.placed = kept;
+        if !self.insert(&mut trial, item, budget, seed).0 {
+            tracing::debug!(
+                part = item.part,
+                "ruin and recreate: no room among the big parts"
+            );
+            return None;
+        }
+        let mut pool: Vec<Item> = back.drain(..).map(|(i, _)| i).collect();
+        sort_for_placing(self.problem, &mut pool);
+        trial.refill(self.eval, &mut pool, budget.deadline);
+        let mut out: Vec<Item> = Vec::new();
+        for (n, it) in pool.into_iter().enumerate() {
+            let (placed, _) = self.insert(&mut trial, it, budget, seed.wrapping_add(n as u64 + 1));
+            if !placed {
+                out.push(it);
+                if self.area_of(&out) > limit {
+                    tracing::debug!(part = item.part, "ruin and recreate: too much left out");
+                    return None;
+                }
+            }
+        }
+        *sheet = trial;
+        Some(out)
     }
 
     /// How many copies of the sheet's layout to add now (RepeatPreference): as many as the parts
@@ -527,32 +710,56 @@ impl SheetSearch<'_> {
     }
 
     /// Moves the last sheet's parts onto the others (the emptiest first) by densifying each again
-    /// with them as its pool; a last sheet left empty is dropped.
-    fn empty_last(&self, done: &mut Vec<FilledSheet>, deadline: Instant, rounds: Option<u64>) {
+    /// with them as its pool; when a pass moves nothing, one part of the last sheet is swapped
+    /// onto another sheet for smaller parts (`evict_into`), which the next passes spread over
+    /// the gaps. Every swap replaces a part of the last sheet by smaller ones, so the steps
+    /// end; the state with the least part area on the last sheet stands, and a last sheet left
+    /// empty is dropped.
+    /// `deadlines`: its own end, and the end of the time a light last sheet lends it, which it
+    /// takes only while it leaves less on the last sheet.
+    fn empty_last(
+        &self,
+        done: &mut Vec<FilledSheet>,
+        (own_end, deadline): (Instant, Instant),
+        rounds: Option<u64>,
+    ) {
         if done.len() < 2 {
             return;
         }
+        let snapshot = done.clone();
         let mut last = done.pop().expect("two sheets or more");
         let mut pool: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
         sort_for_placing(self.problem, &mut pool);
+        // an assembly's parts move only in whole kits, which a swap does not keep; and a swap
+        // that does not empty the last sheet makes one more distinct layout, which
+        // RepeatPreference asks to avoid
+        let may_evict = self.problem.parts.iter().all(|p| p.kit.is_none())
+            && self.problem.settings.repeat == RepeatPreference::None;
+        let mut evictions = 0usize;
+        // a swap may push off more area than it brings (smaller parts, which find room more
+        // easily): the state with the least area left on the last sheet is what stands
+        let mut best: (f64, Vec<FilledSheet>, Vec<Item>) =
+            (self.area_of(&pool), done.clone(), pool.clone());
         // passes over the other sheets, the emptiest first, while a pass moves something
         let mut idle_passes = 0;
         for pass in 0u64.. {
-            let mut order: Vec<usize> = (0..done.len()).collect();
-            order.sort_by(|&a, &b| {
-                self.utilisation(&done[a])
-                    .total_cmp(&self.utilisation(&done[b]))
-                    .then(a.cmp(&b))
-            });
+            let order = self.emptiest_first(done);
             let at_start = pool.len();
+            let area_at_start = self.area_of(&pool);
+            let best_at_start = best.0;
+            // a pass may take half the time left, so that swaps and the passes after them get
+            // the rest
+            let pass_end = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
             for (n, &k) in order.iter().enumerate() {
-                if pool.is_empty() || self.cancel.is_cancelled() || Instant::now() >= deadline {
+                if pool.is_empty() || self.cancel.is_cancelled() || Instant::now() >= pass_end {
                     break;
                 }
-                let left = deadline.saturating_duration_since(Instant::now());
+                let left = pass_end.saturating_duration_since(Instant::now());
                 let slice = Slice {
                     deadline: Instant::now() + left.div_f64((order.len() - n) as f64),
                     rounds,
+                    // passes repeat, and swaps between them change the sheets: one retry
+                    retries: EMPTYING_RETRIES,
                 };
                 let sheet = done[k].clone();
                 let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
@@ -573,28 +780,180 @@ impl SheetSearch<'_> {
                 left = pool.len(),
                 "emptying the last sheet"
             );
+            let moved = self.area_of(&pool) < area_at_start - 1e-9;
+            if self.area_of(&pool) < best.0 - 1e-9 {
+                best = (self.area_of(&pool), done.clone(), pool.clone());
+            }
+            // nothing fits into the gaps as they are: make room by swapping parts of the last
+            // sheet for smaller ones, each swap followed by a first fit of what it pushed off
+            // into the gaps of every sheet, until no swap is found (the count is bounded, so an
+            // iteration budget needs no clock)
+            let mut swapped = false;
+            let best_before_swaps = best.0;
+            while !moved
+                && !pool.is_empty()
+                && may_evict
+                && evictions < MAX_EVICTIONS
+                && self.evict_into(done, &mut pool, deadline, pass * 64 + evictions as u64)
+            {
+                evictions += 1;
+                swapped = true;
+                for k in self.emptiest_first(done) {
+                    if pool.is_empty() {
+                        break;
+                    }
+                    done[k].refill(self.eval, &mut pool, deadline);
+                }
+                if self.area_of(&pool) < best.0 - 1e-9 {
+                    best = (self.area_of(&pool), done.clone(), pool.clone());
+                } else if self.area_of(&pool) > RUNAWAY * best.0 {
+                    // the swaps push off more than the gaps take: back to the best state, and
+                    // no more swaps this pass
+                    (*done, pool) = (best.1.clone(), best.2.clone());
+                    swapped = false;
+                    break;
+                }
+            }
+            if swapped && best.0 >= best_before_swaps - 1e-9 {
+                // the swaps left more on the last sheet than before them: undone
+                (*done, pool) = (best.1.clone(), best.2.clone());
+                swapped = false;
+            }
             // a pass that moved nothing may still be followed by one with other seeds, once
-            idle_passes = if pool.len() == at_start {
-                idle_passes + 1
-            } else {
-                0
-            };
+            idle_passes = if moved || swapped { 0 } else { idle_passes + 1 };
+            // (never under an iteration budget, whose sheets must not depend on the clock)
+            let lent_and_idle =
+                rounds.is_none() && Instant::now() >= own_end && best.0 >= best_at_start - 1e-9;
             if pool.is_empty()
                 || idle_passes >= MAX_IDLE_PASSES
                 || Instant::now() >= deadline
-                || rounds.is_some_and(|_| pass >= 1)
+                || lent_and_idle
+                || rounds.is_some_and(|_| pass >= 3)
             {
                 break;
             }
         }
-        if !pool.is_empty() {
-            // the parts still on it keep their places: taking parts off never makes an overlap
-            last.placed
-                .retain(|(i, _)| pool.iter().any(|p| p.same_unit(i)));
-            done.push(last);
+        if pool.is_empty() {
+            return;
         }
+        (_, *done, pool) = best;
+        // the parts still on it keep their places (taking parts off never makes an overlap);
+        // parts swapped off other sheets are fitted around them, or the sheet is laid out anew
+        let (mut kept, mut moved_in): (Vec<Item>, Vec<Item>) = pool
+            .iter()
+            .partition(|p| last.placed.iter().any(|(i, _)| i.same_unit(p)));
+        last.placed
+            .retain(|(i, _)| kept.iter().any(|p| p.same_unit(i)));
+        let soon = Instant::now() + std::time::Duration::from_secs(10);
+        if !moved_in.is_empty() {
+            last.refill(self.eval, &mut moved_in, soon);
+        }
+        if !moved_in.is_empty() {
+            last.placed.clear();
+            kept = pool.clone();
+            last.refill(self.eval, &mut kept, soon);
+            if !kept.is_empty() {
+                // the swapped parts cannot all go onto the last sheet: no swaps after all
+                tracing::debug!(
+                    left = kept.len(),
+                    "swapped parts did not fit the last sheet"
+                );
+                *done = snapshot;
+                return;
+            }
+        }
+        done.push(last);
+    }
+
+    /// One swap: the biggest part of `pool` (the last sheet's parts) that some other sheet takes
+    /// for smaller parts goes there (`insert_evicting`, the emptiest sheet first), and
+    /// the parts it pushed out join the pool. False when no sheet takes any.
+    fn evict_into(
+        &self,
+        done: &mut [FilledSheet],
+        pool: &mut Vec<Item>,
+        deadline: Instant,
+        pass: u64,
+    ) -> bool {
+        let stop = AtomicBool::new(false);
+        let mut tried: Vec<usize> = Vec::new();
+        for idx in 0..pool.len() {
+            let item = pool[idx];
+            if tried.contains(&item.part) {
+                continue;
+            }
+            tried.push(item.part);
+            // the sheets with the least area in parts too big to give way first: there the
+            // item most likely finds room among the big parts (then the emptiest first)
+            let big = |f: &FilledSheet| -> f64 {
+                let floor = RUIN_RATIO * self.area_of(&[item]);
+                f.placed
+                    .iter()
+                    .map(|(i, _)| self.area_of(&[*i]))
+                    .filter(|&a| a >= floor)
+                    .sum()
+            };
+            let mut order = self.emptiest_first(done);
+            order.sort_by(|&a, &b| big(&done[a]).total_cmp(&big(&done[b])));
+            for &k in &order {
+                if self.cancel.is_cancelled() || Instant::now() >= deadline {
+                    return false;
+                }
+                let budget = Budget {
+                    deadline,
+                    cancel: self.cancel.flag(),
+                    stop: &stop,
+                    max_rounds: Some(INSERT_ROUNDS),
+                };
+                let seed = self
+                    .problem
+                    .settings
+                    .seed
+                    .wrapping_add(0x5851_f42d)
+                    .wrapping_add(pass * 1009 + k as u64);
+                let Some(evicted) = self.insert_evicting(&mut done[k], item, &budget, seed) else {
+                    continue;
+                };
+                tracing::debug!(
+                    part = item.part,
+                    sheet = k,
+                    evicted = evicted.len(),
+                    evicted_area = self.area_of(&evicted),
+                    "swapped onto another sheet"
+                );
+                pool.remove(idx);
+                pool.extend(evicted);
+                sort_for_placing(self.problem, pool);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Indices of `sheets`, the least utilised first (ties by index).
+    fn emptiest_first(&self, sheets: &[FilledSheet]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..sheets.len()).collect();
+        order.sort_by(|&a, &b| {
+            self.utilisation(&sheets[a])
+                .total_cmp(&self.utilisation(&sheets[b]))
+                .then(a.cmp(&b))
+        });
+        order
     }
 }
+
+/// A swap may push parts off a sheet up to this share of the area of the part it brings (each
+/// of them smaller than that part): smaller parts find room in other sheets' gaps where the
+/// big one did not.
+const EVICT_RATIO: f64 = 1.25;
+/// A ruin and recreate takes off the sheet's parts under this share of the area of the part it
+/// brings (strictly smaller, so what it pushes off is smaller than what it brings).
+const RUIN_RATIO: f64 = 1.0;
+/// Swaps stop (and the best state is taken up again) when the last sheet's parts grow to this
+/// multiple of the least part area it had.
+const RUNAWAY: f64 = 1.5;
+/// Swaps per emptying of the last sheet, at most.
+const MAX_EVICTIONS: usize = 24;
 
 /// Utilisation (percent) the share of the first densified sheet is sized for; later sheets use
 /// the best utilisation reached when it is higher.
@@ -780,6 +1139,92 @@ mod tests {
         assert_eq!(q.take(&pool[2..]).len(), 4);
         q.returned(&pool[1]);
         assert_eq!(q.take(&pool[2..]).len(), 5);
+    }
+
+    /// A 21 x 10.5 sheet holding a 10 x 10 square and `small` 4 x 4 squares, first-fitted.
+    fn swap_sheet(small: u32) -> (Problem, FilledSheet) {
+        let p = Problem {
+            parts: vec![
+                PartSpec::new("big", PartGeometry::single(Shape::rectangle(10.0, 10.0)), 3),
+                PartSpec::new("small", PartGeometry::single(Shape::rectangle(4.0, 4.0)), 2),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 21.0, 10.5)],
+            settings: Settings::default(),
+        };
+        let res = super::super::engine::resolution(&p, 64.0);
+        let mut pending = items(0, 1);
+        pending.extend(items(1, small));
+        let far = Instant::now() + std::time::Duration::from_secs(60);
+        let sheet = SheetOpener::new(&p, &res)
+            .open(&kerf_kernels::CpuEvaluator, &mut pending, far)
+            .flatten()
+            .expect("the sheet takes them");
+        assert!(pending.is_empty());
+        (p, sheet)
+    }
+
+    fn no_overlap(sheet: &FilledSheet) -> bool {
+        let lists: Vec<&[Oriented]> = sheet
+            .placed
+            .iter()
+            .map(|(i, _)| sheet.table[i.part].as_slice())
+            .collect();
+        let poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
+        let eval = kerf_kernels::CpuEvaluator;
+        Compactor::new(&eval, &sheet.area, lists, poses, 1, Default::default()).total_overlap() == 0
+    }
+
+    fn swap(p: &Problem, sheet: &mut FilledSheet, item: Item) -> Option<Vec<Item>> {
+        let search = SheetSearch {
+            problem: p,
+            eval: &kerf_kernels::CpuEvaluator,
+            cancel: &CancelHandle::default(),
+            threads: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let cancel = AtomicBool::new(false);
+        let budget = Budget {
+            deadline: Instant::now() + std::time::Duration::from_secs(60),
+            cancel: &cancel,
+            stop: &stop,
+            max_rounds: Some(INSERT_ROUNDS),
+        };
+        search.insert_evicting(sheet, item, &budget, 7)
+    }
+
+    #[test]
+    fn a_swap_pushes_smaller_parts_off_to_make_room() {
+        // the second square needs the room the two small ones hold (each smaller than it)
+        let (p, mut sheet) = swap_sheet(2);
+        let big = items(0, 2)[1];
+        let evicted = swap(&p, &mut sheet, big).expect("the small squares give way");
+        let mut parts: Vec<usize> = evicted.iter().map(|i| i.part).collect();
+        parts.sort();
+        assert!(
+            !parts.is_empty() && parts.iter().all(|&k| k == 1),
+            "{parts:?}"
+        );
+        assert!(sheet.placed.iter().any(|(i, _)| i.same_unit(&big)));
+        assert_eq!(sheet.placed.len() + evicted.len(), 4);
+        assert!(no_overlap(&sheet));
+    }
+
+    #[test]
+    fn a_swap_never_pushes_off_a_part_as_big_as_the_one_it_brings() {
+        // two squares fill the sheet: a third could only take the place of one of them
+        let (p, mut sheet) = swap_sheet(0);
+        let second = items(0, 2)[1];
+        assert_eq!(swap(&p, &mut sheet, second).map(|e| e.len()), Some(0));
+        assert_eq!(sheet.placed.len(), 2);
+        let before: Vec<(Item, Pose)> = sheet.placed.clone();
+        let third = items(0, 3)[2];
+        assert!(swap(&p, &mut sheet, third).is_none());
+        assert_eq!(
+            sheet.placed.len(),
+            before.len(),
+            "a refused swap leaves the sheet as it was"
+        );
+        assert!(no_overlap(&sheet));
     }
 
     #[test]
