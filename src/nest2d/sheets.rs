@@ -710,9 +710,9 @@ impl SheetSearch<'_> {
     }
 
     /// Moves the last sheet's parts onto the others (the emptiest first) by densifying each again
-    /// with them as its pool; when a pass moves nothing, one part of the last sheet is swapped
-    /// onto another sheet for smaller parts (`evict_into`), which the next passes spread over
-    /// the gaps. Every swap replaces a part of the last sheet by smaller ones, so the steps
+    /// with them as its pool; when a pass moves nothing, parts of the last sheet are swapped onto
+    /// other sheets for smaller parts (`evict_into`), each swap followed by a first fit of what
+    /// it pushed off into every sheet's gaps, until no swap is found; then the next pass. Every swap replaces a part of the last sheet by smaller ones, so the steps
     /// end; the state with the least part area on the last sheet stands, and a last sheet left
     /// empty is dropped.
     /// `deadlines`: its own end, and the end of the time a light last sheet lends it, which it
@@ -726,7 +726,6 @@ impl SheetSearch<'_> {
         if done.len() < 2 {
             return;
         }
-        let snapshot = done.clone();
         let mut last = done.pop().expect("two sheets or more");
         let mut pool: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
         sort_for_placing(self.problem, &mut pool);
@@ -740,6 +739,14 @@ impl SheetSearch<'_> {
         // easily): the state with the least area left on the last sheet is what stands
         let mut best: (f64, Vec<FilledSheet>, Vec<Item>) =
             (self.area_of(&pool), done.clone(), pool.clone());
+        // the best state whose last sheet holds only its own parts (they keep their places, so
+        // it always stands): what is left if the best cannot take the parts swapped onto it
+        let mut best_own = best.clone();
+        let own: Vec<Item> = pool.clone();
+        let only_own = |pool: &[Item]| pool.iter().all(|p| own.iter().any(|o| o.same_unit(p)));
+        // under an iteration budget, its rounds are shared over the passes (at most four) and
+        // bound every swap's search as well
+        let rounds = rounds.map(|r| (r / 4).max(1));
         // passes over the other sheets, the emptiest first, while a pass moves something
         let mut idle_passes = 0;
         for pass in 0u64.. {
@@ -749,7 +756,11 @@ impl SheetSearch<'_> {
             let best_at_start = best.0;
             // a pass may take half the time left, so that swaps and the passes after them get
             // the rest
-            let pass_end = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
+            let pass_end = if rounds.is_some() {
+                deadline // counts, not the clock, share an iteration budget out
+            } else {
+                Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2
+            };
             for (n, &k) in order.iter().enumerate() {
                 if pool.is_empty() || self.cancel.is_cancelled() || Instant::now() >= pass_end {
                     break;
@@ -783,6 +794,9 @@ impl SheetSearch<'_> {
             let moved = self.area_of(&pool) < area_at_start - 1e-9;
             if self.area_of(&pool) < best.0 - 1e-9 {
                 best = (self.area_of(&pool), done.clone(), pool.clone());
+                if only_own(&pool) {
+                    best_own = best.clone();
+                }
             }
             // nothing fits into the gaps as they are: make room by swapping parts of the last
             // sheet for smaller ones, each swap followed by a first fit of what it pushed off
@@ -794,7 +808,13 @@ impl SheetSearch<'_> {
                 && !pool.is_empty()
                 && may_evict
                 && evictions < MAX_EVICTIONS
-                && self.evict_into(done, &mut pool, deadline, pass * 64 + evictions as u64)
+                && self.evict_into(
+                    done,
+                    &mut pool,
+                    deadline,
+                    rounds,
+                    pass * 64 + evictions as u64,
+                )
             {
                 evictions += 1;
                 swapped = true;
@@ -806,6 +826,9 @@ impl SheetSearch<'_> {
                 }
                 if self.area_of(&pool) < best.0 - 1e-9 {
                     best = (self.area_of(&pool), done.clone(), pool.clone());
+                    if only_own(&pool) {
+                        best_own = best.clone();
+                    }
                 } else if self.area_of(&pool) > RUNAWAY * best.0 {
                     // the swaps push off more than the gaps take: back to the best state, and
                     // no more swaps this pass
@@ -839,12 +862,13 @@ impl SheetSearch<'_> {
         (_, *done, pool) = best;
         // the parts still on it keep their places (taking parts off never makes an overlap);
         // parts swapped off other sheets are fitted around them, or the sheet is laid out anew
+        let original = last.placed.clone();
         let (mut kept, mut moved_in): (Vec<Item>, Vec<Item>) = pool
             .iter()
             .partition(|p| last.placed.iter().any(|(i, _)| i.same_unit(p)));
         last.placed
             .retain(|(i, _)| kept.iter().any(|p| p.same_unit(i)));
-        let soon = Instant::now() + std::time::Duration::from_secs(10);
+        let soon = deadline.max(Instant::now() + std::time::Duration::from_secs(1));
         if !moved_in.is_empty() {
             last.refill(self.eval, &mut moved_in, soon);
         }
@@ -853,26 +877,32 @@ impl SheetSearch<'_> {
             kept = pool.clone();
             last.refill(self.eval, &mut kept, soon);
             if !kept.is_empty() {
-                // the swapped parts cannot all go onto the last sheet: no swaps after all
+                // the swapped parts cannot all go onto the last sheet: the best state without any
                 tracing::debug!(
                     left = kept.len(),
                     "swapped parts did not fit the last sheet"
                 );
-                *done = snapshot;
+                (_, *done, pool) = best_own;
+                last.placed = original;
+                last.placed
+                    .retain(|(i, _)| pool.iter().any(|p| p.same_unit(i)));
+                done.push(last);
                 return;
             }
         }
         done.push(last);
     }
 
-    /// One swap: the biggest part of `pool` (the last sheet's parts) that some other sheet takes
-    /// for smaller parts goes there (`insert_evicting`, the emptiest sheet first), and
-    /// the parts it pushed out join the pool. False when no sheet takes any.
+    /// One swap: the first part of `pool` (the last sheet's parts, in placing order: priority,
+    /// then area) that some other sheet takes for smaller parts goes there (`insert_evicting`;
+    /// the sheets with the least area in parts too big to give way are tried first), and the
+    /// parts it pushed out join the pool. False when no sheet takes any.
     fn evict_into(
         &self,
         done: &mut [FilledSheet],
         pool: &mut Vec<Item>,
         deadline: Instant,
+        rounds: Option<u64>,
         pass: u64,
     ) -> bool {
         let stop = AtomicBool::new(false);
@@ -903,7 +933,7 @@ impl SheetSearch<'_> {
                     deadline,
                     cancel: self.cancel.flag(),
                     stop: &stop,
-                    max_rounds: Some(INSERT_ROUNDS),
+                    max_rounds: Some(rounds.map_or(INSERT_ROUNDS, |r| r.min(INSERT_ROUNDS))),
                 };
                 let seed = self
                     .problem
