@@ -32,9 +32,10 @@
 //! sheet priority, quantities, MaximumDifferentSheetSizes), so those rules hold; a rebuild that
 //! is no better than the construction (or that a sheet rule leaves with a part and no sheet) is
 //! dropped. Jobs with assemblies make no swaps (a swap does not keep kits whole), nor do jobs
-//! that ask for repeated layouts (a swap makes one more distinct layout). Every thread works the same sheet with its own
-//! seed and the sheet holding the most part area wins (the lowest thread on ties); an iteration
-//! budget is shared out by counts alone, so it gives the same sheets on every run.
+//! that ask for repeated layouts (a swap makes one more distinct layout). Every thread works the
+//! same sheet with its own seed and the sheet holding the most part area wins (the lowest
+//! thread on ties); an iteration budget is shared out by counts alone, so it gives the same
+//! sheets on every run.
 
 use super::chain::Chain;
 use super::engine::{
@@ -241,19 +242,17 @@ impl SheetSearch<'_> {
     }
 
     fn part_area(&self, sheet: &FilledSheet) -> f64 {
-        sheet
-            .placed
-            .iter()
-            .map(|(i, _)| self.problem.parts[i.part].geometry.area())
-            .sum()
+        sheet.placed.iter().map(|(i, _)| self.item_area(i)).sum()
+    }
+
+    /// One part's area.
+    fn item_area(&self, item: &Item) -> f64 {
+        self.problem.parts[item.part].geometry.area()
     }
 
     /// The parts' area, summed.
     fn area_of(&self, items: &[Item]) -> f64 {
-        items
-            .iter()
-            .map(|i| self.problem.parts[i.part].geometry.area())
-            .sum()
+        items.iter().map(|i| self.item_area(i)).sum()
     }
 
     /// Part area over sheet area, in percent.
@@ -562,7 +561,7 @@ impl SheetSearch<'_> {
         budget: &Budget,
         seed: u64,
     ) -> Option<Vec<Item>> {
-        let limit = EVICT_RATIO * self.area_of(&[item]);
+        let limit = EVICT_RATIO * self.item_area(&item);
         self.insert_pushing(sheet, item, budget, seed, limit)
             .or_else(|| self.ruin_and_recreate(sheet, item, budget, seed, limit))
     }
@@ -580,7 +579,7 @@ impl SheetSearch<'_> {
         let mut items: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
         items.push(item);
         let new = items.len() - 1;
-        let area_of = |k: usize| self.problem.parts[items[k].part].geometry.area();
+        let area_of = |k: usize| self.item_area(&items[k]);
         let moves = self.problem.settings.moves;
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses.clone(), seed, moves);
         let at_start = c.eviction(new, area_of).map(|out| (poses, out));
@@ -633,6 +632,12 @@ impl SheetSearch<'_> {
         self.problem.parts[part.part].priority <= self.problem.parts[item.part].priority
     }
 
+    /// Whether a ruin and recreate for `item` takes `part` off: smaller than `RUIN_RATIO` of the
+    /// item's area, and free to give way (`may_give_way`).
+    fn gives_way(&self, part: &Item, item: &Item) -> bool {
+        self.item_area(part) < RUIN_RATIO * self.item_area(item) && self.may_give_way(*part, *item)
+    }
+
     /// `insert_evicting`'s second way: small parts off, the item in, the small parts back.
     fn ruin_and_recreate(
         &self,
@@ -642,12 +647,11 @@ impl SheetSearch<'_> {
         seed: u64,
         limit: f64,
     ) -> Option<Vec<Item>> {
-        let small_below = RUIN_RATIO * self.area_of(&[item]);
         let mut trial = sheet.clone();
         let (mut back, kept): (Vec<(Item, Pose)>, Vec<(Item, Pose)>) = trial
             .placed
             .iter()
-            .partition(|(i, _)| self.area_of(&[*i]) < small_below && self.may_give_way(*i, item));
+            .partition(|(i, _)| self.gives_way(i, &item));
         if back.is_empty() {
             return None;
         }
@@ -915,16 +919,18 @@ impl SheetSearch<'_> {
             tried.push(item.part);
             // the sheets with the least area in parts too big to give way first: there the
             // item most likely finds room among the big parts (then the emptiest first)
-            let big = |f: &FilledSheet| -> f64 {
-                let floor = RUIN_RATIO * self.area_of(&[item]);
-                f.placed
-                    .iter()
-                    .map(|(i, _)| self.area_of(&[*i]))
-                    .filter(|&a| a >= floor)
-                    .sum()
-            };
+            let staying: Vec<f64> = done
+                .iter()
+                .map(|f| {
+                    f.placed
+                        .iter()
+                        .filter(|(i, _)| !self.gives_way(i, &item))
+                        .map(|(i, _)| self.item_area(i))
+                        .sum()
+                })
+                .collect();
             let mut order = self.emptiest_first(done);
-            order.sort_by(|&a, &b| big(&done[a]).total_cmp(&big(&done[b])));
+            order.sort_by(|&a, &b| staying[a].total_cmp(&staying[b]));
             for &k in &order {
                 if self.cancel.is_cancelled() || Instant::now() >= deadline {
                     return false;
