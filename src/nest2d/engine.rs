@@ -1581,7 +1581,25 @@ pub fn placed_shapes(problem: &Problem, layout: &SheetLayout) -> Vec<PlacedShape
 
 #[cfg(test)]
 mod tests {
-    use super::cells_either_side;
+    use super::{cells_either_side, finishing_deadline};
+    use crate::cancel::CancelHandle;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn after_a_stop_the_finishing_steps_keep_to_their_reserve() {
+        let limit = Instant::now() + Duration::from_secs(600);
+        let cancel = CancelHandle::default();
+        // running to its end: the finishing steps have until the time limit
+        assert_eq!(finishing_deadline(&cancel, limit, 3.0), limit);
+        // stopped: the reserve from now, never past the limit
+        cancel.cancel();
+        let before = Instant::now();
+        let stopped = finishing_deadline(&cancel, limit, 3.0);
+        assert!(stopped <= Instant::now() + Duration::from_secs(3));
+        assert!(stopped >= before + Duration::from_secs(3));
+        let soon = Instant::now() + Duration::from_millis(10);
+        assert_eq!(finishing_deadline(&cancel, soon, 3.0), soon);
+    }
 
     #[test]
     fn a_shift_between_cells_is_covered_by_the_whole_cells_either_side() {
