@@ -22,8 +22,9 @@
 //!    its way after the local search, or a ruin and recreate of the sheet's small parts around
 //!    it), and what it pushed off is first-fitted into the gaps of every sheet. So a big part
 //!    that fits no gap trades places with small ones that do; each swap leaves smaller parts
-//!    on the last sheet, so the swaps end, and the state with the least part area left on the
-//!    last sheet stands. A last sheet left empty is gone. A light last sheet lends up to half
+//!    on the last sheet, so the swaps end, and the state whose last sheet is shortest stands
+//!    (`LastSheet`: a first fit's used length, then the part area). A last sheet left empty
+//!    is gone. A light last sheet lends up to half
 //!    of its compaction time to this (`LENT_SHARE`) while it pays.
 //!
 //! Sheets are minimised first, then the last sheet's used length (its compaction follows in
@@ -716,9 +717,9 @@ impl SheetSearch<'_> {
     /// Moves the last sheet's parts onto the others (the emptiest first) by densifying each again
     /// with them as its pool; when a pass moves nothing, parts of the last sheet are swapped onto
     /// other sheets for smaller parts (`evict_into`), each swap followed by a first fit of what
-    /// it pushed off into every sheet's gaps, until no swap is found; then the next pass. Every swap replaces a part of the last sheet by smaller ones, so the steps
-    /// end; the state with the least part area on the last sheet stands, and a last sheet left
-    /// empty is dropped.
+    /// it pushed off into every sheet's gaps, until no swap is found; then the next pass. Every
+    /// swap replaces a part of the last sheet by smaller ones, so the steps end; the state whose
+    /// last sheet costs least (`LastSheet`) stands, and a last sheet left empty is dropped.
     /// `deadlines`: its own end, and the end of the time a light last sheet lends it, which it
     /// takes only while it leaves less on the last sheet.
     fn empty_last(
@@ -1044,7 +1045,7 @@ const EVICT_RATIO: f64 = 1.25;
 /// brings (strictly smaller, so what it pushes off is smaller than what it brings).
 const RUIN_RATIO: f64 = 1.0;
 /// Swaps stop (and the best state is taken up again) when the last sheet's parts grow to this
-/// multiple of the least part area it had.
+/// multiple of the part area of the best state's last sheet.
 const RUNAWAY: f64 = 1.5;
 /// Swaps per emptying of the last sheet, at most.
 const MAX_EVICTIONS: usize = 24;
