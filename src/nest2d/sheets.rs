@@ -200,7 +200,7 @@ impl SheetSearch<'_> {
                 .saturating_duration_since(deadline)
                 .mul_f64(lent);
         self.empty_last(&mut done, (deadline, empty_end), empty_rounds);
-        let better = self.rank(&done) < self.rank(construction);
+        let better = self.ranks_before(&done, construction);
         tracing::info!(
             construction = construction.len(),
             rebuilt = done.len(),
@@ -210,16 +210,32 @@ impl SheetSearch<'_> {
         better.then_some(done)
     }
 
-    /// What the search minimises, in order: sheets; distinct layouts when RepeatPreference asks
-    /// for repeats; the part area left on the last sheet (less is a shorter last sheet).
-    fn rank(&self, sheets: &[FilledSheet]) -> (usize, usize, f64) {
-        let distinct = if self.problem.settings.repeat == RepeatPreference::None {
-            0
-        } else {
-            distinct_layouts(sheets)
+    /// Whether `sheets` beat `other` in what the search minimises, in order: sheets; distinct
+    /// layouts when RepeatPreference asks for repeats; the last sheet's cost (`LastSheet`, its
+    /// parts first-fitted on it afresh: the compaction that follows lays them out anew).
+    fn ranks_before(&self, sheets: &[FilledSheet], other: &[FilledSheet]) -> bool {
+        let distinct = |s: &[FilledSheet]| {
+            if self.problem.settings.repeat == RepeatPreference::None {
+                0
+            } else {
+                distinct_layouts(s)
+            }
         };
-        let last = sheets.last().map_or(0.0, |l| self.part_area(l));
-        (sheets.len(), distinct, last)
+        let last = |s: &[FilledSheet]| match s.last() {
+            Some(l) => {
+                let parts: Vec<Item> = l.placed.iter().map(|(i, _)| *i).collect();
+                self.last_sheet(&emptied(l), &parts)
+            }
+            None => LastSheet {
+                length: 0.0,
+                area: 0.0,
+            },
+        };
+        let (a, b) = (
+            (sheets.len(), distinct(sheets)),
+            (other.len(), distinct(other)),
+        );
+        a < b || (a == b && last(sheets).beats(&last(other)))
     }
 
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
@@ -742,11 +758,7 @@ impl SheetSearch<'_> {
         let mut evictions = 0usize;
         // a swap may push off more area than it brings (smaller parts, which find room more
         // easily): the state whose last sheet costs least (`LastSheet`) is what stands
-        let fresh = FilledSheet {
-            placed: Vec::new(),
-            nudges: Vec::new(),
-            ..last.clone()
-        };
+        let fresh = emptied(&last);
         let cost = |pool: &[Item]| self.last_sheet(&fresh, pool);
         let mut best: (LastSheet, Vec<FilledSheet>, Vec<Item>) =
             (cost(&pool), done.clone(), pool.clone());
@@ -1004,6 +1016,15 @@ impl SheetSearch<'_> {
                 .then(a.cmp(&b))
         });
         order
+    }
+}
+
+/// The sheet with no parts on it (its type, frame and resolution kept).
+fn emptied(sheet: &FilledSheet) -> FilledSheet {
+    FilledSheet {
+        placed: Vec::new(),
+        nudges: Vec::new(),
+        ..sheet.clone()
     }
 }
 
@@ -1363,10 +1384,7 @@ mod tests {
         let fresh = SheetOpener::new(&p, &res)
             .open(&kerf_kernels::CpuEvaluator, &mut one, far)
             .flatten()
-            .map(|s| FilledSheet {
-                placed: Vec::new(),
-                ..s
-            })
+            .map(|s| emptied(&s))
             .expect("a sheet");
         let search = SheetSearch {
             problem: &p,
