@@ -283,29 +283,36 @@ fn nest_parts(
     }
 
     // compact the last sheet: shortest used length, refined from coarse to fine rasters
-    let mut finish_by = start + Duration::from_secs_f64(s.max_run_time_s.max(0.0));
+    let limit = start + Duration::from_secs_f64(s.max_run_time_s.max(0.0));
     if let Some(last) = filled.pop() {
         let mut sheet = compact_last_sheet(
             problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
         );
-        finish_by = finishing_deadline(cancel, finish_by, reserve);
         if sheet.area.blocked.is_none() {
-            sheet.nudges = exact_slide(problem, &sheet, finish_by);
+            let slide_by = finishing_deadline(cancel, limit, reserve);
+            sheet.nudges = exact_slide(problem, &sheet, slide_by);
         }
         filled.push(sheet);
     }
 
-    add_fillers(problem, eval, &mut filled, finish_by);
+    // (its own deadline: a slide that used up the reserve must not leave the fillers none)
+    add_fillers(
+        problem,
+        eval,
+        &mut filled,
+        finishing_deadline(cancel, limit, reserve),
+    );
     let mut result = result_of(&filled, &unplaced);
     enforce_verified(problem, &mut result);
     result.stats.elapsed_s = start.elapsed().as_secs_f64();
     Ok(result)
 }
 
-/// When the finishing steps (exact slide, fillers) must end. They run after the search and
-/// normally have until the time limit, which is the reserve the search left them. A stop
-/// (continue, StopNesting) ends the search early: then they keep to that reserve from now,
-/// or a stopped job would still run to its time limit (the slide alone can use all of it).
+/// When a finishing step (the exact slide, then the fillers) must end. They run after the
+/// search and normally have until the time limit, which is the reserve the search left them. A
+/// stop (continue, StopNesting) ends the search early: then each keeps to that reserve from
+/// its start, or a stopped job would still run to its time limit (the slide alone can use all
+/// of it).
 fn finishing_deadline(cancel: &CancelHandle, limit: Instant, reserve_s: f64) -> Instant {
     if cancel.is_cancelled() {
         limit.min(Instant::now() + Duration::from_secs_f64(reserve_s))

@@ -200,7 +200,7 @@ impl SheetSearch<'_> {
                 .saturating_duration_since(deadline)
                 .mul_f64(lent);
         self.empty_last(&mut done, (deadline, empty_end), empty_rounds);
-        let better = self.ranks_before(&done, construction);
+        let better = self.rank(&done) < self.rank(construction);
         tracing::info!(
             construction = construction.len(),
             rebuilt = done.len(),
@@ -210,32 +210,18 @@ impl SheetSearch<'_> {
         better.then_some(done)
     }
 
-    /// Whether `sheets` beat `other` in what the search minimises, in order: sheets; distinct
-    /// layouts when RepeatPreference asks for repeats; the last sheet's cost (`LastSheet`, its
-    /// parts first-fitted on it afresh: the compaction that follows lays them out anew).
-    fn ranks_before(&self, sheets: &[FilledSheet], other: &[FilledSheet]) -> bool {
-        let distinct = |s: &[FilledSheet]| {
-            if self.problem.settings.repeat == RepeatPreference::None {
-                0
-            } else {
-                distinct_layouts(s)
-            }
+    /// What the search minimises, in order: sheets; distinct layouts when RepeatPreference asks
+    /// for repeats; the part area left on the last sheet. (Not `LastSheet`'s first-fit length:
+    /// the construction's last sheet may lie on another raster, or be another sheet type, than
+    /// the rebuild's, and a first fit's length on each is no fair comparison.)
+    fn rank(&self, sheets: &[FilledSheet]) -> (usize, usize, f64) {
+        let distinct = if self.problem.settings.repeat == RepeatPreference::None {
+            0
+        } else {
+            distinct_layouts(sheets)
         };
-        let last = |s: &[FilledSheet]| match s.last() {
-            Some(l) => {
-                let parts: Vec<Item> = l.placed.iter().map(|(i, _)| *i).collect();
-                self.last_sheet(&emptied(l), &parts)
-            }
-            None => LastSheet {
-                length: 0.0,
-                area: 0.0,
-            },
-        };
-        let (a, b) = (
-            (sheets.len(), distinct(sheets)),
-            (other.len(), distinct(other)),
-        );
-        a < b || (a == b && last(sheets).beats(&last(other)))
+        let last = sheets.last().map_or(0.0, |l| self.part_area(l));
+        (sheets.len(), distinct, last)
     }
 
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
@@ -737,7 +723,7 @@ impl SheetSearch<'_> {
     /// swap replaces a part of the last sheet by smaller ones, so the steps end; the state whose
     /// last sheet costs least (`LastSheet`) stands, and a last sheet left empty is dropped.
     /// `deadlines`: its own end, and the end of the time a light last sheet lends it, which it
-    /// takes only while it leaves less on the last sheet.
+    /// takes only while each pass lowers the last sheet's cost.
     fn empty_last(
         &self,
         done: &mut Vec<FilledSheet>,
@@ -877,6 +863,7 @@ impl SheetSearch<'_> {
                 || Instant::now() >= deadline
                 || lent_and_idle
                 || rounds.is_some_and(|_| pass >= 3)
+                || self.cancel.is_cancelled()
             {
                 break;
             }
