@@ -377,8 +377,11 @@ async fn continue_ends_the_running_sub_nest_and_the_next_one_runs_in_full() {
             .count(),
         3
     );
+    // each stopped sub-nest ends within its finishing steps' reserve (3 s each for the slide and
+    // the fillers): three stops took 13 to 16 s in a debug build, and 55 to 73 s when the slide
+    // after a stop still ran to the time limit
     assert!(
-        started.elapsed() < Duration::from_secs(60),
+        started.elapsed() < Duration::from_secs(40),
         "three stops took {:?}",
         started.elapsed()
     );
