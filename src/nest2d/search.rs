@@ -431,10 +431,9 @@ impl<'a> Compactor<'a> {
         if self.blocked_overlap[keep] > 0 {
             return None;
         }
-        let mut out = vec![false; n];
-        for (i, flag) in out.iter_mut().enumerate() {
-            *flag = i != keep && self.blocked_overlap[i] > 0;
-        }
+        let mut out: Vec<bool> = (0..n)
+            .map(|i| i != keep && self.blocked_overlap[i] > 0)
+            .collect();
         let mut pairs: Vec<(u64, usize, usize)> = (0..n)
             .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
             .filter_map(|(i, j)| {

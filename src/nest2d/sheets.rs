@@ -70,6 +70,8 @@ const INSERT_ROUNDS: u64 = 60;
 const MAX_RETRIES: u32 = 3;
 /// The retries of an emptying pass (passes repeat, each after a swap).
 const EMPTYING_RETRIES: u32 = 1;
+/// Emptying passes under an iteration budget, which shares its rounds out among them.
+const BUDGETED_PASSES: u64 = 4;
 /// Passes in a row that empty nothing before emptying the last sheet stops.
 const MAX_IDLE_PASSES: u32 = 2;
 /// Share of a sheet's slice for compacting its share of the parts as a chain (before the cut).
@@ -651,7 +653,7 @@ impl SheetSearch<'_> {
         limit: f64,
     ) -> Option<Vec<Item>> {
         let mut trial = sheet.clone();
-        let (mut back, kept): (Vec<(Item, Pose)>, Vec<(Item, Pose)>) = trial
+        let (back, kept): (Vec<(Item, Pose)>, Vec<(Item, Pose)>) = trial
             .placed
             .iter()
             .partition(|(i, _)| self.gives_way(i, &item));
@@ -666,7 +668,7 @@ impl SheetSearch<'_> {
             );
             return None;
         }
-        let mut pool: Vec<Item> = back.drain(..).map(|(i, _)| i).collect();
+        let mut pool: Vec<Item> = back.into_iter().map(|(i, _)| i).collect();
         sort_for_placing(self.problem, &mut pool);
         trial.refill(self.eval, &mut pool, budget.deadline);
         let mut out: Vec<Item> = Vec::new();
@@ -753,9 +755,9 @@ impl SheetSearch<'_> {
         let mut best_own = best.clone();
         let own: Vec<Item> = pool.clone();
         let only_own = |pool: &[Item]| pool.iter().all(|p| own.iter().any(|o| o.same_unit(p)));
-        // under an iteration budget, its rounds are shared over the passes (at most four) and
-        // bound every swap's search as well
-        let rounds = rounds.map(|r| (r / 4).max(1));
+        // under an iteration budget, its rounds are shared over the passes (at most
+        // `BUDGETED_PASSES`) and bound every swap's search as well
+        let rounds = rounds.map(|r| (r / BUDGETED_PASSES).max(1));
         // passes over the other sheets, the emptiest first, while a pass moves something
         let mut idle_passes = 0;
         for pass in 0u64.. {
@@ -862,7 +864,7 @@ impl SheetSearch<'_> {
                 || idle_passes >= MAX_IDLE_PASSES
                 || Instant::now() >= deadline
                 || lent_and_idle
-                || rounds.is_some_and(|_| pass >= 3)
+                || rounds.is_some_and(|_| pass + 1 >= BUDGETED_PASSES)
                 || self.cancel.is_cancelled()
             {
                 break;
@@ -1040,8 +1042,8 @@ impl LastSheet {
         if self.length < other.length - tolerance {
             return true;
         }
-        let same_length = self.length == other.length || self.length <= other.length + tolerance;
-        same_length && self.area < other.area - 1e-9
+        // (two infinite lengths are the same length: `inf <= inf`)
+        self.length <= other.length + tolerance && self.area < other.area - 1e-9
     }
 }
 
