@@ -3,8 +3,9 @@
 # tool's machine):
 # 1. kernel rates: the GPU against the CPU backend pinned to two cores (a 2-core machine);
 # 2. ESICUP strips nested in each of MODES side by side, every run pinned to its own two cores.
-#    A mode is COMPUTE[:MIN_WORK][/MOVES]: `cpu` or `gpu`, KERF_GPU_MIN_WORK (empty: the
-#    default) and `--moves` (`batched`, the default, or `one-by-one`).
+#    A mode is COMPUTE[:MIN_WORK][/MOVES][+DEPTH]: `cpu` or `gpu`, KERF_GPU_MIN_WORK (empty: the
+#    default), `--moves` (`batched`, the default, or `one-by-one`) and `--depth-levels` (the
+#    overlap measure's depth levels, `off`, the default, or `fraction:extra,...`).
 #    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
 #    on beside them on the other cores.
 #
@@ -40,13 +41,14 @@ fi
 PAIRS=$(($(nproc) / 2))
 [ "$PAIRS" -lt 2 ] && PAIRS=2
 run_one() { # pair instance mode
-    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest
-    IFS=/ read -r rest moves <<< "$3"
+    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest depth
+    IFS=+ read -r rest depth <<< "$3"
+    IFS=/ read -r rest moves <<< "$rest"
     IFS=: read -r compute min <<< "$rest"
     (
         [ -n "$min" ] && export KERF_GPU_MIN_WORK=$min
         taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
-            --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" --out "$LOGS/layouts_${3//\//_}" > "$LOGS/$2.${3//\//_}.txt" 2>&1
+            --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" --depth-levels "${depth:-off}" --out "$LOGS/layouts_${3//\//_}" > "$LOGS/$2.${3//\//_}.txt" 2>&1
     )
 }
 queue() { # first_pair pairs jobs...: runs the jobs ("instance mode") on pairs first_pair.. in rounds

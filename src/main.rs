@@ -231,6 +231,10 @@ enum BenchCmd {
         /// How the local search evaluates its moves: batched (one call a pass) or one-by-one.
         #[arg(long, default_value = "batched")]
         moves: kerf::nest2d::Moves,
+        /// The overlap measure's depth levels: off, or fraction:extra,... (for example
+        /// 0.0625:1,0.125:2,0.25:4: cells 1/16 of a typical part's side deep cost 1 more, ...).
+        #[arg(long, default_value = "off")]
+        depth_levels: kerf::nest2d::DepthLevels,
     },
     /// Multi-sheet nesting (jagua-rs JSON with a `sheets` list): sheets used against the area
     /// bound, sheet equivalents, utilisation of every sheet but the last; layouts written and
@@ -574,6 +578,7 @@ fn run(cli: Cli) -> Result<()> {
                     out,
                     compute,
                     moves,
+                    depth_levels,
                 },
         } => bench_esicup(
             &files,
@@ -584,6 +589,7 @@ fn run(cli: Cli) -> Result<()> {
             &out,
             compute.as_deref(),
             moves,
+            depth_levels,
         ),
         Cmd::Bench {
             which:
@@ -972,6 +978,7 @@ fn bench_esicup(
     out: &PathBuf,
     compute: Option<&str>,
     moves: kerf::nest2d::Moves,
+    overlap_depth: kerf::nest2d::DepthLevels,
 ) -> Result<()> {
     use kerf::bench::esicup;
     std::fs::create_dir_all(out)?;
@@ -992,6 +999,7 @@ fn bench_esicup(
             cells_per_part,
             objective: kerf::nest2d::Objective::MinimiseLength,
             moves,
+            overlap_depth: overlap_depth.clone(),
             ..Default::default()
         };
         let o = esicup::run(&inst, settings, eval.as_ref())?;

@@ -135,3 +135,21 @@ fn the_multi_sheet_search_gives_the_same_sheets_on_cpu_and_gpu() {
         assert_eq!(on_gpu.stats.parts_placed, 36, "{moves:?}");
     }
 }
+
+#[test]
+fn the_depth_weighted_overlap_measure_gives_the_same_layout_on_cpu_and_gpu() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    // every placed part enters the GPU's scene with its deeper levels as more shapes
+    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
+    sheet.quantity = Some(3);
+    let problem = Problem {
+        parts: parts(1),
+        sheets: vec![sheet],
+        settings: Settings {
+            overlap_depth: "0.0625:1,0.125:2,0.25:4".parse().unwrap(),
+            ..reproducible()
+        },
+    };
+    let on_gpu = same_on_both(&problem, &gpu);
+    assert_eq!(on_gpu.stats.parts_placed, 12);
+}

@@ -106,6 +106,73 @@ impl PartRaster {
     pub fn run_count(&self) -> usize {
         self.row_runs.len()
     }
+
+    /// Each cell's depth inside the part, row-major over the box: its chessboard distance to
+    /// the nearest empty cell (cells beyond the box are empty), so 0 for an empty cell and 1
+    /// along the outline. Two chamfer passes, exact for that metric.
+    pub fn depths(&self) -> Vec<u32> {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut d = vec![0u32; w * h];
+        for y in 0..h {
+            for r in self.row(y as u32) {
+                d[y * w + r[0] as usize..y * w + r[1] as usize].fill(u32::MAX);
+            }
+        }
+        // a cell's depth is one more than its least neighbour's (outside the box: 0)
+        let at = |d: &[u32], x: isize, y: isize| -> u32 {
+            if x < 0 || y < 0 || x >= w as isize || y >= h as isize {
+                0
+            } else {
+                d[y as usize * w + x as usize]
+            }
+        };
+        for y in 0..h as isize {
+            for x in 0..w as isize {
+                let i = y as usize * w + x as usize;
+                if d[i] == 0 {
+                    continue;
+                }
+                let m = [(-1, -1), (0, -1), (1, -1), (-1, 0)]
+                    .iter()
+                    .map(|&(dx, dy)| at(&d, x + dx, y + dy))
+                    .min()
+                    .unwrap_or(0);
+                d[i] = d[i].min(m.saturating_add(1));
+            }
+        }
+        for y in (0..h as isize).rev() {
+            for x in (0..w as isize).rev() {
+                let i = y as usize * w + x as usize;
+                if d[i] == 0 {
+                    continue;
+                }
+                let m = [(1, 1), (0, 1), (-1, 1), (1, 0)]
+                    .iter()
+                    .map(|&(dx, dy)| at(&d, x + dx, y + dy))
+                    .min()
+                    .unwrap_or(0);
+                d[i] = d[i].min(m.saturating_add(1));
+            }
+        }
+        d
+    }
+
+    /// For each threshold, the cells at least that deep (`depths`) as a raster of the same box,
+    /// so that it lies where the part lies; None where no cell is that deep.
+    pub fn depth_levels(&self, thresholds: &[u32]) -> Vec<Option<PartRaster>> {
+        let d = self.depths();
+        let w = self.width as usize;
+        thresholds
+            .iter()
+            .map(|&t| {
+                d.iter().any(|&v| v >= t).then(|| {
+                    PartRaster::from_cells(self.width, self.height, |x, y| {
+                        d[y as usize * w + x as usize] >= t
+                    })
+                })
+            })
+            .collect()
+    }
 }
 
 /// Rectangles from row runs: a run continues the rectangle of the identical run in the row
@@ -193,4 +260,26 @@ pub fn pair_overlap(a: &PartRaster, ax: i32, ay: i32, b: &PartRaster, bx: i32, b
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depths_count_from_the_outline_in_and_levels_keep_the_box() {
+        // a 5 x 4 block with its top-right cell missing
+        let r = PartRaster::from_cells(5, 4, |x, y| !(x == 4 && y == 3));
+        let d = r.depths();
+        let row = |y: usize| d[y * 5..(y + 1) * 5].to_vec();
+        assert_eq!(row(0), vec![1, 1, 1, 1, 1]);
+        assert_eq!(row(1), vec![1, 2, 2, 2, 1]);
+        assert_eq!(row(2), vec![1, 2, 2, 1, 1]);
+        assert_eq!(row(3), vec![1, 1, 1, 1, 0]);
+        let levels = r.depth_levels(&[2, 3]);
+        let deep = levels[0].as_ref().expect("cells 2 deep");
+        assert_eq!((deep.width(), deep.height(), deep.area()), (5, 4, 5));
+        assert!(deep.contains(1, 1) && deep.contains(2, 2) && !deep.contains(3, 2));
+        assert!(levels[1].is_none());
+    }
 }

@@ -67,14 +67,18 @@ pub fn orientation_table(problem: &Problem, cells_per_part: f64) -> (f64, Vec<Ve
 
 pub(super) fn resolution(problem: &Problem, cells_per_part: f64) -> Resolution {
     let s = &problem.settings;
-    let cell = choose_cell(problem, cells_per_part);
+    let (cell, typical) = choose_cell(problem, cells_per_part);
+    let depth = DepthScale {
+        levels: s.overlap_depth.clone(),
+        unit: typical / cell,
+    };
     // the linear part of the frame is the same for every sheet size
     let frame0 = Frame::new(s, 1.0, 1.0);
     let spacing_min = (0..problem.parts.len())
         .map(|i| part_spacing(problem, i))
         .fold(f64::INFINITY, f64::min);
     let table: Vec<Vec<Oriented>> = (0..problem.parts.len())
-        .map(|i| orientations(problem, i, &frame0, cell, spacing_min))
+        .map(|i| orientations(problem, i, &frame0, cell, spacing_min, &depth))
         .collect();
     let margin = table.iter().flatten().map(|o| o.margin).max().unwrap_or(0) as i32 + 1;
     Resolution {
@@ -261,7 +265,7 @@ fn nest_parts(
         // never finer than the construction could afford in its time (a big job's first fit
         // at a finer resolution alone would cost more than the time limit)
         let cells = s.cells_per_part * factor;
-        let res = if choose_cell(problem, cells) < filled[0].area.cell {
+        let res = if choose_cell(problem, cells).0 < filled[0].area.cell {
             filled[0].resolution()
         } else {
             resolution(problem, cells)
@@ -864,7 +868,7 @@ fn compact_last_sheet(
         let max_rounds = s
             .max_iterations
             .map(|m| ((m as f64 * share / share_sum).ceil() as u64).max(1));
-        let res = if (choose_cell(problem, s.cells_per_part * factor) - last.area.cell).abs()
+        let res = if (choose_cell(problem, s.cells_per_part * factor).0 - last.area.cell).abs()
             <= 1e-12 * last.area.cell
         {
             last.resolution()
@@ -1112,8 +1116,8 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
 }
 
 /// Raster cell size: a typical part's smaller side spans `cells_per_part` cells, bounded so the
-/// largest sheet grid stays within memory.
-fn choose_cell(problem: &Problem, cells_per_part: f64) -> f64 {
+/// largest sheet grid stays within memory; and that typical side.
+fn choose_cell(problem: &Problem, cells_per_part: f64) -> (f64, f64) {
     // the typical part among those that could fit a sheet at all (outliers must not set the grid)
     let largest_sheet = problem
         .sheets
@@ -1142,7 +1146,14 @@ fn choose_cell(problem: &Problem, cells_per_part: f64) -> f64 {
             cell *= (need / max_sheet_cells).sqrt();
         }
     }
-    cell
+    (cell, typical)
+}
+
+/// The overlap measure's depth levels and the typical part's smaller side in cells, which
+/// their fractions are of.
+struct DepthScale {
+    levels: DepthLevels,
+    unit: f64,
 }
 
 fn orientations(
@@ -1151,6 +1162,7 @@ fn orientations(
     frame: &Frame,
     cell: f64,
     spacing_min: f64,
+    depth: &DepthScale,
 ) -> Vec<Oriented> {
     let p = &problem.parts[part];
     let g = nesting_geometry(problem, part);
@@ -1193,6 +1205,7 @@ fn orientations(
             let o = Oriented {
                 rotation: rot,
                 mirrored: m,
+                depth: depth.levels.of(&raster, depth.unit),
                 raster,
                 origin,
                 bbox,

@@ -27,6 +27,10 @@ pub struct Oriented {
     pub bbox: BBox,
     /// Dilation in cells (the raster's margin around the shape's box).
     pub margin: u32,
+    /// The raster's deeper cells, level by level (`DepthLevels`), each with the extra weight
+    /// a cell of that level adds to what covering it costs: what makes the overlap measure
+    /// penetration-aware. Empty levels are left out.
+    pub depth: Vec<(PartRaster, u32)>,
 }
 
 impl Oriented {
@@ -40,6 +44,22 @@ impl Oriented {
     /// Canonical max x of the shape at cell column gx.
     pub fn right_edge(&self, cell: f64, gx: i32) -> f64 {
         gx as f64 * cell - self.origin.x + self.bbox.max.x
+    }
+
+    /// What a part covering `a`'s cells at `pa` pays for overlapping this one at `pb`: the
+    /// shared cells, each weighted by its depth level in this one (1 + the extra weights of
+    /// the levels it reaches).
+    fn overlap_paid_by(&self, pb: Pose, a: &PartRaster, pa: Pose) -> u64 {
+        let cells = pair_overlap(a, pa.gx, pa.gy, &self.raster, pb.gx, pb.gy);
+        if cells == 0 {
+            return 0;
+        }
+        cells
+            + self
+                .depth
+                .iter()
+                .map(|(r, extra)| *extra as u64 * pair_overlap(a, pa.gx, pa.gy, r, pb.gx, pb.gy))
+                .sum::<u64>()
     }
 }
 
@@ -285,6 +305,15 @@ pub struct Compactor<'a> {
     moves: Moves,
 }
 
+/// Item i's overlaps with the other items were it at some pose (`Compactor::overlaps_at`):
+/// what it pays for each (covering their cells, weighted by their depth) and what each pays
+/// for it, and the blocked cells it covers.
+struct Overlaps {
+    paid: Vec<u64>,
+    caused: Vec<u64>,
+    blocked: u64,
+}
+
 /// Weight of the sheet's blocked cells: never worth covering.
 const BLOCKED_WEIGHT: u32 = WEIGHT_ONE * 64;
 const MAX_WEIGHT: u32 = WEIGHT_ONE * 1_000_000;
@@ -319,12 +348,11 @@ impl<'a> Compactor<'a> {
     fn refresh_all(&mut self) {
         let n = self.poses.len();
         for i in 0..n {
-            let (pi, ri) = (self.poses[i], self.raster(i));
+            let (pi, oi) = (self.poses[i], self.oriented(i));
             for j in (i + 1)..n {
-                let pj = self.poses[j];
-                let v = pair_overlap(ri, pi.gx, pi.gy, self.raster(j), pj.gx, pj.gy);
-                self.overlap[i * n + j] = v;
-                self.overlap[j * n + i] = v;
+                let (pj, oj) = (self.poses[j], self.oriented(j));
+                self.overlap[i * n + j] = oj.overlap_paid_by(pj, &oi.raster, pi);
+                self.overlap[j * n + i] = oi.overlap_paid_by(pi, &oj.raster, pj);
             }
             self.blocked_overlap[i] = self.blocked_cells_at(i, pi);
         }
@@ -354,9 +382,9 @@ impl<'a> Compactor<'a> {
         self.rounds
     }
 
-    fn raster(&self, i: usize) -> &'a PartRaster {
+    fn oriented(&self, i: usize) -> &'a Oriented {
         let orients: &'a [Oriented] = self.items[i];
-        &orients[self.poses[i].orient].raster
+        &orients[self.poses[i].orient]
     }
 
     /// Canonical length used: the largest right edge.
@@ -368,41 +396,46 @@ impl<'a> Compactor<'a> {
             .fold(0.0, f64::max)
     }
 
-    /// Item i's overlap with every other item (0 with itself) and with the blocked cells, were
-    /// it at `pose`.
-    fn overlaps_at(&self, i: usize, pose: Pose) -> (Vec<u64>, u64) {
-        let ri = &self.items[i][pose.orient].raster;
-        let row = (0..self.poses.len())
-            .map(|j| {
-                if j == i {
-                    return 0;
-                }
-                let pj = self.poses[j];
-                pair_overlap(ri, pose.gx, pose.gy, self.raster(j), pj.gx, pj.gy)
-            })
-            .collect();
-        (row, self.blocked_cells_at(i, pose))
+    /// Item i's overlaps with every other item (0 with itself), both ways, and with the
+    /// blocked cells, were it at `pose`.
+    fn overlaps_at(&self, i: usize, pose: Pose) -> Overlaps {
+        let oi = &self.items[i][pose.orient];
+        let mut paid = vec![0; self.poses.len()];
+        let mut caused = vec![0; self.poses.len()];
+        for j in (0..self.poses.len()).filter(|&j| j != i) {
+            let (pj, oj) = (self.poses[j], self.oriented(j));
+            paid[j] = oj.overlap_paid_by(pj, &oi.raster, pose);
+            if paid[j] > 0 {
+                caused[j] = oi.overlap_paid_by(pose, &oj.raster, pj);
+            }
+        }
+        Overlaps {
+            paid,
+            caused,
+            blocked: self.blocked_cells_at(i, pose),
+        }
     }
 
     /// The weighted cost of item i's overlaps as `overlaps_at` gives them.
-    fn cost_of(&self, i: usize, (row, blocked): &(Vec<u64>, u64)) -> u64 {
+    fn cost_of(&self, i: usize, at: &Overlaps) -> u64 {
         let n = self.poses.len();
-        row.iter()
+        at.paid
+            .iter()
             .zip(&self.weights[i * n..(i + 1) * n])
             .map(|(&ov, &w)| ov * w as u64)
             .sum::<u64>()
-            + blocked * BLOCKED_WEIGHT as u64
+            + at.blocked * BLOCKED_WEIGHT as u64
     }
 
     /// Puts item i at `pose` and records its overlaps there (from `overlaps_at`).
-    fn set_pose(&mut self, i: usize, pose: Pose, (row, blocked): (Vec<u64>, u64)) {
+    fn set_pose(&mut self, i: usize, pose: Pose, at: Overlaps) {
         let n = self.poses.len();
         self.poses[i] = pose;
-        for (j, v) in row.into_iter().enumerate() {
-            self.overlap[i * n + j] = v;
-            self.overlap[j * n + i] = v;
+        for (j, (paid, caused)) in at.paid.into_iter().zip(at.caused).enumerate() {
+            self.overlap[i * n + j] = paid;
+            self.overlap[j * n + i] = caused;
         }
-        self.blocked_overlap[i] = blocked;
+        self.blocked_overlap[i] = at.blocked;
     }
 
     fn refresh(&mut self, i: usize) {
@@ -561,16 +594,21 @@ impl<'a> Compactor<'a> {
         moved
     }
 
-    /// Every item at its pose, and the sheet's blocked cells: what the moves are evaluated
-    /// against (each mover weighs it by `weight_row`).
+    /// Every item at its pose, each followed by its depth levels at the same place, and the
+    /// sheet's blocked cells: what the moves are evaluated against (each mover weighs it by
+    /// `weight_row`).
     fn scene(&self) -> Vec<Shape<'a>> {
-        let mut v: Vec<Shape<'a>> = (0..self.poses.len())
-            .map(|j| Shape {
-                raster: self.raster(j),
-                x: self.poses[j].gx,
-                y: self.poses[j].gy,
-            })
-            .collect();
+        let mut v: Vec<Shape<'a>> = Vec::new();
+        for j in 0..self.poses.len() {
+            let (o, p) = (self.oriented(j), self.poses[j]);
+            for raster in std::iter::once(&o.raster).chain(o.depth.iter().map(|(r, _)| r)) {
+                v.push(Shape {
+                    raster,
+                    x: p.gx,
+                    y: p.gy,
+                });
+            }
+        }
         if let Some(b) = &self.area.blocked {
             v.push(Shape {
                 raster: b,
@@ -585,8 +623,17 @@ impl<'a> Compactor<'a> {
     /// overlap its own place), and the blocked cells' weight.
     fn weight_row(&self, i: usize) -> Vec<u32> {
         let n = self.poses.len();
-        let mut w = self.weights[i * n..(i + 1) * n].to_vec();
-        w[i] = 0;
+        let mut w = Vec::with_capacity(n);
+        for j in 0..n {
+            let wij = if j == i { 0 } else { self.weights[i * n + j] };
+            w.push(wij);
+            w.extend(
+                self.oriented(j)
+                    .depth
+                    .iter()
+                    .map(|(_, extra)| wij.saturating_mul(*extra)),
+            );
+        }
         if self.area.blocked.is_some() {
             w.push(BLOCKED_WEIGHT);
         }
@@ -795,5 +842,59 @@ impl<'a> Compactor<'a> {
         }
         self.poses = best;
         self.refresh_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nest2d::model::DepthLevels;
+
+    fn square(side: u32, levels: &DepthLevels) -> Oriented {
+        let raster = PartRaster::from_cells(side, side, |_, _| true);
+        Oriented {
+            rotation: 0.0,
+            mirrored: false,
+            depth: levels.of(&raster, side as f64),
+            raster,
+            origin: Point::new(0.0, 0.0),
+            bbox: BBox {
+                min: Point::new(0.0, 0.0),
+                max: Point::new(side as f64, side as f64),
+            },
+            margin: 0,
+        }
+    }
+
+    fn at(gx: i32, gy: i32) -> Pose {
+        Pose { orient: 0, gx, gy }
+    }
+
+    #[test]
+    fn with_depth_levels_a_deep_overlap_costs_more_than_a_shallow_one_of_as_many_cells() {
+        let levels: DepthLevels = "0.125:1,0.25:2".parse().unwrap();
+        let big = square(32, &levels);
+        let small = PartRaster::from_cells(4, 4, |_, _| true);
+        // 16 cells shared either way: across the big square's edge, or at its centre
+        let edge = big.overlap_paid_by(at(0, 0), &small, at(-2, 10));
+        let edge_cells = pair_overlap(&small, -2, 10, &big.raster, 0, 0);
+        let centre = big.overlap_paid_by(at(0, 0), &small, at(14, 14));
+        assert_eq!((edge_cells, edge), (8, 8), "outline cells cost 1");
+        // 4 and 8 cells deep: every cell of the centre costs 1 + 1 + 2
+        assert_eq!(centre, 16 * 4);
+        // without levels every cell costs 1
+        let flat = square(32, &DepthLevels::off());
+        assert_eq!(flat.overlap_paid_by(at(0, 0), &small, at(14, 14)), 16);
+        assert_eq!(big.overlap_paid_by(at(0, 0), &small, at(40, 0)), 0);
+    }
+
+    #[test]
+    fn depth_levels_parse_or_say_what_is_wrong() {
+        assert_eq!("off".parse::<DepthLevels>().unwrap(), DepthLevels::off());
+        assert!("0.125:2,0.25:4".parse::<DepthLevels>().is_ok());
+        for bad in ["", "0.5", "2:1", "0.1:0", "0.1:x"] {
+            let err = bad.parse::<DepthLevels>().unwrap_err();
+            assert!(err.starts_with("depth levels:"), "{bad}: {err}");
+        }
     }
 }
