@@ -112,7 +112,8 @@ pub struct GpuEvaluator {
     /// One evaluation at a time (the device and the scratch buffers are shared).
     busy: Mutex<()>,
     /// Buffers kept from call to call (the weighted table and its segment sums, tens of MB on
-    /// a fine strip): allocating and zeroing them anew cost more than the evaluation.
+    /// a fine strip, and the readback): allocating and zeroing them anew cost more than the
+    /// evaluation.
     scratch: Mutex<Vec<(Scratch, wgpu::Buffer)>>,
     /// Set after a GPU error: from then on the CPU twin answers.
     failed: std::sync::Arc<AtomicBool>,
@@ -133,6 +134,18 @@ enum Scratch {
     SegmentSums,
     /// The batched line scans' difference arrays.
     LineDiffs,
+    /// Where results are copied to be read by the CPU (mappable host memory: a fresh one
+    /// each call cost more than the evaluation on a VM, where every page of it faults in).
+    Readback,
+}
+
+impl Scratch {
+    fn usage(self) -> wgpu::BufferUsages {
+        match self {
+            Scratch::Readback => wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            _ => wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        }
+    }
 }
 
 /// Entries per segment of the weighted table's prefix passes (see `shaders/weighted.wgsl`).
@@ -484,9 +497,10 @@ impl GpuEvaluator {
                 Scratch::WeightedTable => "weighted table",
                 Scratch::SegmentSums => "segment sums",
                 Scratch::LineDiffs => "line differences",
+                Scratch::Readback => "readback",
             }),
             size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            usage: which.usage(),
             mapped_at_creation: false,
         });
         kept.push((which, b.clone()));
@@ -596,8 +610,9 @@ impl GpuEvaluator {
             ],
             (gx, gy, parts.len() as u32),
         );
-        let values = self.read_back(encoder, &out, out_bytes)?;
-        Ok(values[..words].to_vec())
+        let mut values = self.read_back(encoder, &out, out_bytes)?;
+        values.truncate(words);
+        Ok(values)
     }
 
     /// Copies `out` into a mappable buffer, submits, waits and returns the words.
@@ -607,16 +622,12 @@ impl GpuEvaluator {
         out: &wgpu::Buffer,
         bytes: u64,
     ) -> Result<Vec<u32>, GpuError> {
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        // (kept from call to call, so only its first `bytes` are this call's)
+        let readback = self.scratch(Scratch::Readback, bytes);
         encoder.copy_buffer_to_buffer(out, 0, &readback, 0, bytes);
         self.queue.submit([encoder.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| {
+        readback.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
             let _ = tx.send(r);
         });
         self.device
@@ -625,14 +636,12 @@ impl GpuEvaluator {
         rx.recv()
             .map_err(|_| GpuError::Failed("the readback was dropped".into()))?
             .map_err(|e| GpuError::Failed(format!("reading results back: {e}")))?;
-        let values = {
-            let view = readback
-                .get_mapped_range(..)
-                .map_err(|e| GpuError::Failed(format!("reading results back: {e:?}")))?;
-            bytemuck::cast_slice::<u8, u32>(&view).to_vec()
-        };
+        let values = readback
+            .get_mapped_range(0..bytes)
+            .map(|view| bytemuck::cast_slice::<u8, u32>(&view).to_vec());
+        // (unmapped on every path: the buffer is kept for the next call)
         readback.unmap();
-        Ok(values)
+        values.map_err(|e| GpuError::Failed(format!("reading results back: {e:?}")))
     }
 
     /// One compute pass of `pipeline` over a grid of workgroups.
