@@ -297,7 +297,8 @@ impl DepthLevels {
         for &(fraction, extra) in &self.0 {
             let t = ((fraction * unit).round() as u32).max(2);
             match at.iter_mut().find(|(d, _)| *d == t) {
-                Some((_, e)) => *e += extra,
+                // (merged levels keep the parser's limit, so a weight times it stays in u32)
+                Some((_, e)) => *e = (*e + extra).min(16),
                 None => at.push((t, extra)),
             }
         }

@@ -294,7 +294,9 @@ pub struct Compactor<'a> {
     area: &'a SheetArea,
     items: Vec<&'a [Oriented]>,
     poses: Vec<Pose>,
-    /// Pairwise overlap in cells (symmetric, n x n), and with the sheet's blocked cells.
+    /// Pairwise overlap, n x n: at `i * n + j` what item i pays for covering item j (shared
+    /// cells, weighted by their depth in j; symmetric when there are no depth levels), and
+    /// with the sheet's blocked cells.
     overlap: Vec<u64>,
     blocked_overlap: Vec<u64>,
     weights: Vec<u32>,
@@ -351,8 +353,14 @@ impl<'a> Compactor<'a> {
             let (pi, oi) = (self.poses[i], self.oriented(i));
             for j in (i + 1)..n {
                 let (pj, oj) = (self.poses[j], self.oriented(j));
-                self.overlap[i * n + j] = oj.overlap_paid_by(pj, &oi.raster, pi);
-                self.overlap[j * n + i] = oi.overlap_paid_by(pi, &oj.raster, pj);
+                let paid = oj.overlap_paid_by(pj, &oi.raster, pi);
+                self.overlap[i * n + j] = paid;
+                // (no shared cell either way when none one way)
+                self.overlap[j * n + i] = if paid > 0 {
+                    oi.overlap_paid_by(pi, &oj.raster, pj)
+                } else {
+                    0
+                };
             }
             self.blocked_overlap[i] = self.blocked_cells_at(i, pi);
         }
@@ -470,7 +478,8 @@ impl<'a> Compactor<'a> {
         let mut pairs: Vec<(u64, usize, usize)> = (0..n)
             .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
             .filter_map(|(i, j)| {
-                let ov = self.overlap[i * n + j];
+                // (the deeper of the two ways, so the order does not depend on numbering)
+                let ov = self.overlap[i * n + j].max(self.overlap[j * n + i]);
                 (ov > 0).then_some((ov, i, j))
             })
             .collect();
@@ -832,7 +841,9 @@ impl<'a> Compactor<'a> {
             } else {
                 // stuck at the smallest step: look for another layout of the same length by
                 // swapping two parts, and shrink from that one
+                // (the overlaps recorded are the failed separation's: recount them)
                 self.poses.clone_from(&current);
+                self.refresh_all();
                 if self.swap_two(current_len) && self.separate(current_len, budget) {
                     current.clone_from(&self.poses);
                     current_len = self.used_length();

@@ -478,6 +478,12 @@ impl GpuEvaluator {
         Ok(sat)
     }
 
+    /// Forgets the kept buffer `which` (the next call makes a new one).
+    fn drop_scratch(&self, which: Scratch) {
+        let mut kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        kept.retain(|(w, _)| *w != which);
+    }
+
     /// The kept buffer `which`, at least `bytes` long (made anew, a quarter larger, when the
     /// kept one is too small). Callers hold `busy`, so no two calls share it at once.
     fn scratch(&self, which: Scratch, bytes: u64) -> wgpu::Buffer {
@@ -630,16 +636,23 @@ impl GpuEvaluator {
         readback.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
             let _ = tx.send(r);
         });
-        self.device
+        let mapped = self
+            .device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::Failed(format!("waiting for the GPU: {e}")))?;
-        rx.recv()
-            .map_err(|_| GpuError::Failed("the readback was dropped".into()))?
-            .map_err(|e| GpuError::Failed(format!("reading results back: {e}")))?;
+            .map_err(|e| GpuError::Failed(format!("waiting for the GPU: {e}")))
+            .and_then(|_| {
+                rx.recv()
+                    .map_err(|_| GpuError::Failed("the readback was dropped".into()))?
+                    .map_err(|e| GpuError::Failed(format!("reading results back: {e}")))
+            });
+        if let Err(e) = mapped {
+            // a buffer whose mapping failed or never ended is not kept for the next call
+            self.drop_scratch(Scratch::Readback);
+            return Err(e);
+        }
         let values = readback
             .get_mapped_range(0..bytes)
             .map(|view| bytemuck::cast_slice::<u8, u32>(&view).to_vec());
-        // (unmapped on every path: the buffer is kept for the next call)
         readback.unmap();
         values.map_err(|e| GpuError::Failed(format!("reading results back: {e:?}")))
     }
