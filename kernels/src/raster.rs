@@ -160,6 +160,9 @@ impl PartRaster {
     /// For each threshold, the cells at least that deep (`depths`) as a raster of the same box,
     /// so that it lies where the part lies; None where no cell is that deep.
     pub fn depth_levels(&self, thresholds: &[u32]) -> Vec<Option<PartRaster>> {
+        if thresholds.is_empty() {
+            return Vec::new();
+        }
         let d = self.depths();
         let w = self.width as usize;
         thresholds

@@ -213,8 +213,7 @@ pub fn nest(
 pub(super) fn quick_unplaced(problem: &Problem, eval: &dyn Evaluator) -> Vec<u32> {
     let cpp = problem.settings.cells_per_part;
     let res = resolution(problem, (cpp * 0.25).max(16.0).min(cpp));
-    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
-    let (_, unplaced) = fill_sheets(problem, eval, &res, far).expect("no deadline");
+    let (_, unplaced) = fill_sheets(problem, eval, &res, no_deadline()).expect("no deadline");
     let mut out = vec![0; problem.parts.len()];
     for (item, _) in unplaced {
         out[item.part] += 1;
@@ -312,6 +311,12 @@ fn nest_parts(
     Ok(result)
 }
 
+/// A deadline for steps that must complete whatever they take (a first fit, which is bounded
+/// by its parts): a year away.
+pub(super) fn no_deadline() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
+}
+
 /// When a finishing step (the exact slide, then the fillers) must end. They run after the
 /// search and normally have until the time limit, which is the reserve the search left them. A
 /// stop (continue, StopNesting) ends the search early: then each keeps to that reserve from
@@ -390,7 +395,7 @@ fn fill_all_sheets(
     let cpp = s.cells_per_part;
     let coarse_factor = if cpp * 0.25 >= 8.0 { 0.25 } else { 1.0 };
     let t0 = Instant::now();
-    let far = t0 + Duration::from_secs(365 * 24 * 3600);
+    let far = no_deadline();
     let mut best = fill_sheets(
         problem,
         eval,

@@ -293,6 +293,10 @@ impl DepthLevels {
     /// The levels of `raster` whose typical part spans `unit` cells on its smaller side, each
     /// with its extra weight; levels that reach the same depth are merged, empty ones left out.
     pub fn of(&self, raster: &PartRaster, unit: f64) -> Vec<(PartRaster, u32)> {
+        if self.0.is_empty() {
+            // (the default: no distance transform for every raster of every phase)
+            return Vec::new();
+        }
         let mut at: Vec<(u32, u32)> = Vec::new();
         for &(fraction, extra) in &self.0 {
             let t = ((fraction * unit).round() as u32).max(2);

@@ -46,21 +46,28 @@ impl Oriented {
         gx as f64 * cell - self.origin.x + self.bbox.max.x
     }
 
-    /// What a part covering `a`'s cells at `pa` pays for overlapping this one at `pb`: the
-    /// shared cells, each weighted by its depth level in this one (1 + the extra weights of
-    /// the levels it reaches).
-    fn overlap_paid_by(&self, pb: Pose, a: &PartRaster, pa: Pose) -> u64 {
-        let cells = pair_overlap(a, pa.gx, pa.gy, &self.raster, pb.gx, pb.gy);
-        if cells == 0 {
-            return 0;
-        }
-        cells
-            + self
-                .depth
-                .iter()
-                .map(|(r, extra)| *extra as u64 * pair_overlap(a, pa.gx, pa.gy, r, pb.gx, pb.gy))
-                .sum::<u64>()
+    /// What a part covering `a`'s cells at `pa` pays beyond the shared cells themselves for
+    /// overlapping this one at `pb`: each shared cell's extra weight for its depth level here.
+    fn deeper_overlap(&self, pb: Pose, a: &PartRaster, pa: Pose) -> u64 {
+        self.depth
+            .iter()
+            .map(|(r, extra)| *extra as u64 * pair_overlap(a, pa.gx, pa.gy, r, pb.gx, pb.gy))
+            .sum()
     }
+}
+
+/// Two items' overlap both ways, (what `a` pays for covering `b`, what `b` pays for covering
+/// `a`): their shared cells, each weighted by its depth in the one covered. One cell count;
+/// the depth levels only where the pair shares cells at all.
+fn pair_costs(a: &Oriented, pa: Pose, b: &Oriented, pb: Pose) -> (u64, u64) {
+    let cells = pair_overlap(&a.raster, pa.gx, pa.gy, &b.raster, pb.gx, pb.gy);
+    if cells == 0 {
+        return (0, 0);
+    }
+    (
+        cells + b.deeper_overlap(pb, &a.raster, pa),
+        cells + a.deeper_overlap(pa, &b.raster, pb),
+    )
 }
 
 /// The usable area of one sheet in the canonical frame.
@@ -352,15 +359,9 @@ impl<'a> Compactor<'a> {
         for i in 0..n {
             let (pi, oi) = (self.poses[i], self.oriented(i));
             for j in (i + 1)..n {
-                let (pj, oj) = (self.poses[j], self.oriented(j));
-                let paid = oj.overlap_paid_by(pj, &oi.raster, pi);
+                let (paid, caused) = pair_costs(oi, pi, self.oriented(j), self.poses[j]);
                 self.overlap[i * n + j] = paid;
-                // (no shared cell either way when none one way)
-                self.overlap[j * n + i] = if paid > 0 {
-                    oi.overlap_paid_by(pi, &oj.raster, pj)
-                } else {
-                    0
-                };
+                self.overlap[j * n + i] = caused;
             }
             self.blocked_overlap[i] = self.blocked_cells_at(i, pi);
         }
@@ -411,11 +412,7 @@ impl<'a> Compactor<'a> {
         let mut paid = vec![0; self.poses.len()];
         let mut caused = vec![0; self.poses.len()];
         for j in (0..self.poses.len()).filter(|&j| j != i) {
-            let (pj, oj) = (self.poses[j], self.oriented(j));
-            paid[j] = oj.overlap_paid_by(pj, &oi.raster, pose);
-            if paid[j] > 0 {
-                caused[j] = oi.overlap_paid_by(pose, &oj.raster, pj);
-            }
+            (paid[j], caused[j]) = pair_costs(oi, pose, self.oriented(j), self.poses[j]);
         }
         Overlaps {
             paid,
@@ -883,20 +880,23 @@ mod tests {
 
     #[test]
     fn with_depth_levels_a_deep_overlap_costs_more_than_a_shallow_one_of_as_many_cells() {
+        // levels 4 and 8 cells deep in a 32-cell square
         let levels: DepthLevels = "0.125:1,0.25:2".parse().unwrap();
         let big = square(32, &levels);
-        let small = PartRaster::from_cells(4, 4, |_, _| true);
-        // 16 cells shared either way: across the big square's edge, or at its centre
-        let edge = big.overlap_paid_by(at(0, 0), &small, at(-2, 10));
-        let edge_cells = pair_overlap(&small, -2, 10, &big.raster, 0, 0);
-        let centre = big.overlap_paid_by(at(0, 0), &small, at(14, 14));
-        assert_eq!((edge_cells, edge), (8, 8), "outline cells cost 1");
-        // 4 and 8 cells deep: every cell of the centre costs 1 + 1 + 2
-        assert_eq!(centre, 16 * 4);
-        // without levels every cell costs 1
+        let small = square(4, &DepthLevels::off());
+        let paid = |b: &Oriented, x, y| pair_costs(&small, at(x, y), b, at(0, 0)).0;
+        // 16 cells shared either way. Along the big square's edge they lie 1 to 4 deep: the
+        // column 4 deep costs 1 + 1, the others 1
+        assert_eq!(pair_overlap(&small.raster, 0, 10, &big.raster, 0, 0), 16);
+        assert_eq!(paid(&big, 0, 10), 12 + 4 * 2);
+        // at its centre all are at least 8 deep: 1 + 1 + 2 each
+        assert_eq!(paid(&big, 14, 14), 16 * 4);
+        // the other way, the small square has no levels: its cells cost 1
+        assert_eq!(pair_costs(&small, at(14, 14), &big, at(0, 0)).1, 16);
+        // without levels every cell costs 1, and no shared cell costs nothing
         let flat = square(32, &DepthLevels::off());
-        assert_eq!(flat.overlap_paid_by(at(0, 0), &small, at(14, 14)), 16);
-        assert_eq!(big.overlap_paid_by(at(0, 0), &small, at(40, 0)), 0);
+        assert_eq!(paid(&flat, 14, 14), 16);
+        assert_eq!(pair_costs(&small, at(40, 0), &big, at(0, 0)), (0, 0));
     }
 
     #[test]

@@ -40,7 +40,7 @@
 
 use super::chain::Chain;
 use super::engine::{
-    sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
+    no_deadline, sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
 };
 use super::kits::keep_whole;
 use super::model::{Problem, RepeatPreference};
@@ -917,8 +917,7 @@ impl SheetSearch<'_> {
         let mut sheet = fresh.clone();
         let mut rest = pool.to_vec();
         // a first fit always completes (no deadline): the same pool gives the same length
-        let far = Instant::now() + std::time::Duration::from_secs(365 * 24 * 3600);
-        sheet.refill(self.eval, &mut rest, far);
+        sheet.refill(self.eval, &mut rest, no_deadline());
         let length = if rest.is_empty() {
             sheet.used_length()
         } else {
