@@ -295,6 +295,36 @@ impl Budget<'_> {
     }
 }
 
+/// Short rows of positions near a mover's place, besides its four lines: `FOCUS_ROWS` rows on
+/// either side of its own row, a step apart, each reaching `FOCUS_REACH` steps either side of
+/// its column, the step being `1 / FOCUS_STEP_DIVISOR` of the part's smaller side (at least a
+/// cell). A part that overlaps a neighbour along a slanted edge leaves it by moving along both
+/// axes at once, which neither the row nor the column through its place offers in one move.
+/// Measured (README, issue 20): 20 s, seeds 1 to 4 on six strips and 1 to 2 on four more,
+/// +0.11 points on the mean at 10 to 30 % fewer strikes, most on jakobs1, albano and shapes1.
+const FOCUS_ROWS: i32 = 2;
+const FOCUS_REACH: i32 = 4;
+const FOCUS_STEP_DIVISOR: u32 = 32;
+
+/// `FOCUS_ROWS`' rows for a raster whose positions lie within `b`, around `(col, row)`.
+fn focus_rows(
+    raster: &PartRaster,
+    b: Bounds,
+    (col, row): (i32, i32),
+) -> impl Iterator<Item = Bounds> {
+    let step = (raster.width().min(raster.height()) / FOCUS_STEP_DIVISOR).max(1) as i32;
+    let reach = FOCUS_REACH * step;
+    (1..=FOCUS_ROWS)
+        .flat_map(move |k| [row - k * step, row + k * step])
+        .filter(move |y| (b.y_lo..=b.y_hi).contains(y))
+        .map(move |y| Bounds {
+            x_lo: (col - reach).max(b.x_lo),
+            x_hi: (col + reach).min(b.x_hi),
+            y_lo: y,
+            y_hi: y,
+        })
+}
+
 /// Guided local search that shortens the used length of one sheet's layout.
 pub struct Compactor<'a> {
     eval: &'a dyn Evaluator,
@@ -498,8 +528,9 @@ impl<'a> Compactor<'a> {
         Some((0..n).filter(|&i| out[i]).collect())
     }
 
-    /// Item i's lines of positions for one move, four per orientation: a row and a column
-    /// through its current place, and a row and a column at random.
+    /// Item i's lines of positions for one move, per orientation: a row and a column through
+    /// its current place, a row and a column at random, and the short rows near its place
+    /// (`focus_rows`).
     fn move_lines(&mut self, i: usize, length: f64) -> Vec<(usize, Candidate<'a>)> {
         let cur = self.poses[i];
         let items: &'a [Oriented] = self.items[i];
@@ -530,6 +561,15 @@ impl<'a> Compactor<'a> {
                     },
                 ));
             }
+            lines.extend(focus_rows(&o.raster, b, (cols[0], rows[0])).map(|bounds| {
+                (
+                    oi,
+                    Candidate {
+                        raster: &o.raster,
+                        bounds,
+                    },
+                )
+            }));
         }
         lines
     }
@@ -872,6 +912,40 @@ mod tests {
             },
             margin: 0,
         }
+    }
+
+    #[test]
+    fn focus_rows_lie_near_the_place_and_within_the_bounds() {
+        // a 64-cell part: a step of 2 cells, rows reaching 8 cells either side
+        let raster = PartRaster::from_cells(64, 64, |_, _| true);
+        let b = Bounds {
+            x_lo: 0,
+            x_hi: 100,
+            y_lo: 0,
+            y_hi: 100,
+        };
+        let row = |y, x_lo, x_hi| Bounds {
+            x_lo,
+            x_hi,
+            y_lo: y,
+            y_hi: y,
+        };
+        let mid: Vec<Bounds> = focus_rows(&raster, b, (50, 50)).collect();
+        assert_eq!(
+            mid,
+            vec![
+                row(48, 42, 58),
+                row(52, 42, 58),
+                row(46, 42, 58),
+                row(54, 42, 58)
+            ]
+        );
+        // at a corner: rows outside the bounds are left out, the reach is clamped
+        let corner: Vec<Bounds> = focus_rows(&raster, b, (3, 1)).collect();
+        assert_eq!(corner, vec![row(3, 0, 11), row(5, 0, 11)]);
+        // a one-cell part still steps a cell
+        let tiny = PartRaster::from_cells(1, 1, |_, _| true);
+        assert_eq!(focus_rows(&tiny, b, (50, 50)).count(), 4);
     }
 
     fn at(gx: i32, gy: i32) -> Pose {
