@@ -395,12 +395,11 @@ fn fill_all_sheets(
     let cpp = s.cells_per_part;
     let coarse_factor = if cpp * 0.25 >= 8.0 { 0.25 } else { 1.0 };
     let t0 = Instant::now();
-    let far = no_deadline();
     let mut best = fill_sheets(
         problem,
         eval,
         &resolution(problem, cpp * coarse_factor),
-        far,
+        no_deadline(),
     )
     .expect("no deadline");
     let coarse_s = t0.elapsed().as_secs_f64();

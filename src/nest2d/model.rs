@@ -284,6 +284,10 @@ impl std::str::FromStr for Moves {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DepthLevels(Vec<(f64, u32)>);
 
+/// The largest extra weight of a level, parsed or merged: a pair weight (at most
+/// `WEIGHT_ONE` x 1,000,000) times it stays in u32.
+const MAX_DEPTH_EXTRA: u32 = 16;
+
 impl DepthLevels {
     /// No levels: every covered cell costs 1.
     pub fn off() -> DepthLevels {
@@ -293,16 +297,11 @@ impl DepthLevels {
     /// The levels of `raster` whose typical part spans `unit` cells on its smaller side, each
     /// with its extra weight; levels that reach the same depth are merged, empty ones left out.
     pub fn of(&self, raster: &PartRaster, unit: f64) -> Vec<(PartRaster, u32)> {
-        if self.0.is_empty() {
-            // (the default: no distance transform for every raster of every phase)
-            return Vec::new();
-        }
         let mut at: Vec<(u32, u32)> = Vec::new();
         for &(fraction, extra) in &self.0 {
             let t = ((fraction * unit).round() as u32).max(2);
             match at.iter_mut().find(|(d, _)| *d == t) {
-                // (merged levels keep the parser's limit, so a weight times it stays in u32)
-                Some((_, e)) => *e = (*e + extra).min(16),
+                Some((_, e)) => *e = (*e + extra).min(MAX_DEPTH_EXTRA),
                 None => at.push((t, extra)),
             }
         }
@@ -331,7 +330,7 @@ impl std::str::FromStr for DepthLevels {
                 let (f, e) = level.split_once(':').ok_or_else(bad)?;
                 let f: f64 = f.trim().parse().map_err(|_| bad())?;
                 let e: u32 = e.trim().parse().map_err(|_| bad())?;
-                if !(f > 0.0 && f <= 1.0) || !(1..=16).contains(&e) {
+                if !(f > 0.0 && f <= 1.0) || !(1..=MAX_DEPTH_EXTRA).contains(&e) {
                     return Err(bad());
                 }
                 Ok((f, e))
