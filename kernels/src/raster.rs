@@ -161,7 +161,7 @@ impl PartRaster {
     /// so that it lies where the part lies; None where no cell is that deep.
     pub fn depth_levels(&self, thresholds: &[u32]) -> Vec<Option<PartRaster>> {
         if thresholds.is_empty() {
-            // (the overlap measure's default: no distance transform for nothing)
+            // no levels asked for (the default): skip the distance transform altogether
             return Vec::new();
         }
         let d = self.depths();
