@@ -299,7 +299,7 @@ impl Budget<'_> {
 const FOCUS_ROWS: i32 = 2;
 /// How far each short row reaches either side of the mover's column, in steps.
 const FOCUS_REACH: i32 = 4;
-/// A step is this fraction (its inverse) of the part's smaller side, at least a cell.
+/// A step is the part's smaller side divided by this, at least a cell.
 const FOCUS_STEP_DIVISOR: u32 = 32;
 
 /// Short rows of positions near a mover's place `(col, row)`, besides its four lines, for a
