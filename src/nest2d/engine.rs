@@ -509,30 +509,66 @@ pub(super) fn demand_in_order(problem: &Problem) -> Vec<Item> {
             });
         }
     }
-    sort_for_placing(problem, &mut items);
+    sort_for_placing(problem, &mut items, PlacingOrder::Area);
     items
 }
 
-/// Priority, then area, both descending; the part's index breaks ties. An assembly's kit is one
-/// unit, placed when its biggest part would be, its copies one after another (so that a
-/// first-fit puts a kit on one sheet).
-pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item]) {
-    let area_of = |i: &Item| problem.parts[i.part].geometry.area();
-    // each assembly's biggest part
-    let mut kit_area: std::collections::BTreeMap<u32, f64> = Default::default();
-    for p in &problem.parts {
-        if let Some(k) = p.kit {
-            let a = kit_area.entry(k.assembly).or_insert(0.0);
-            *a = a.max(p.geometry.area());
+/// Which parts a first fit places first (after priority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PlacingOrder {
+    /// The biggest area first: the construction, which a search then improves as a whole.
+    Area,
+    /// The longest side first (its box's, as imported), then the biggest area: the multi-sheet
+    /// search, which builds one sheet at a time. A sheet's length is fixed and its free rows
+    /// shorten as it fills, so a part that needs a long row must go on while there is one: with
+    /// area first, trousers_x2's 44 x 5 and 57 x 5 strips came after every big part, found no
+    /// row on any sheet and made a seventh; longest first they go onto the sheets as they are
+    /// built (6 sheets; README, Benchmarks).
+    LongestSide,
+}
+
+impl PlacingOrder {
+    /// The sort key of a part (compared descending).
+    fn key(self, part: &super::model::PartSpec) -> (f64, f64) {
+        let area = part.geometry.area();
+        match self {
+            PlacingOrder::Area => (area, 0.0),
+            PlacingOrder::LongestSide => {
+                let b = part.geometry.bbox();
+                ((b.max.x - b.min.x).max(b.max.y - b.min.y), area)
+            }
         }
     }
-    // (the unit's area, which unit: a kit (assembly, copy) before a loose copy (part, instance))
+}
+
+/// Priority, then `order`'s key, both descending; the part's index breaks ties. An assembly's
+/// kit is one unit, placed when its first part in that order would be, its copies one after
+/// another (so that a first-fit puts a kit on one sheet).
+pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item], order: PlacingOrder) {
+    let key_of = |i: &Item| order.key(&problem.parts[i.part]);
+    let descending = |a: (f64, f64), b: (f64, f64)| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1));
+    // each assembly's first part in that order
+    let mut kit_key: std::collections::BTreeMap<u32, (f64, f64)> = Default::default();
+    for p in &problem.parts {
+        if let Some(k) = p.kit {
+            let key = order.key(p);
+            kit_key
+                .entry(k.assembly)
+                .and_modify(|a| {
+                    if descending(*a, key).is_gt() {
+                        *a = key;
+                    }
+                })
+                .or_insert(key);
+        }
+    }
+    // (the unit's key, which unit: a kit (assembly, copy) before a loose copy (part, instance))
     let unit = |i: &Item| match (
         super::kits::assembly_of(problem, i),
         problem.parts[i.part].kit,
     ) {
-        (Some(a), Some(k)) => (kit_area[&a], (0, a as usize, i.instance / k.per_kit)),
-        _ => (area_of(i), (1, i.part, i.instance)),
+        (Some(a), Some(k)) => (kit_key[&a], (0, a as usize, i.instance / k.per_kit)),
+        _ => (key_of(i), (1, i.part, i.instance)),
     };
     items.sort_by(|a, b| {
         let (ua, ka) = unit(a);
@@ -540,9 +576,9 @@ pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item]) {
         problem.parts[b.part]
             .priority
             .cmp(&problem.parts[a.part].priority)
-            .then(ub.total_cmp(&ua))
+            .then(descending(ua, ub))
             .then(ka.cmp(&kb))
-            .then(area_of(b).total_cmp(&area_of(a)))
+            .then(descending(key_of(a), key_of(b)))
             .then(a.part.cmp(&b.part))
             .then(a.instance.cmp(&b.instance))
     });
@@ -724,7 +760,15 @@ impl<'a> SheetOpener<'a> {
                 nudges: vec![],
                 table: self.table.clone(),
             };
-            super::kits::keep_whole(problem, eval, &mut sheet, &[], &mut rest, deadline);
+            super::kits::keep_whole(
+                problem,
+                eval,
+                &mut sheet,
+                &[],
+                &mut rest,
+                deadline,
+                PlacingOrder::Area,
+            );
             if sheet.placed.is_empty() {
                 continue;
             }

@@ -7,7 +7,7 @@
 //! instance numbers of the result are given out in sheet order (`instances`), so the copies of
 //! kit c are instances `c * per_kit ..` of each part and a kit's copies share a sheet.
 
-use super::engine::{sort_for_placing, FilledSheet, Item};
+use super::engine::{sort_for_placing, FilledSheet, Item, PlacingOrder};
 use super::model::Problem;
 use kerf_kernels::Evaluator;
 use std::collections::BTreeMap;
@@ -127,7 +127,8 @@ const MAX_REFILLS: usize = 3;
 /// `before` first, so a sheet that held whole kits before a pass only gives back what the pass
 /// brought) and back to `pool`, and first-fits the room they leave from the pool, without any
 /// copy of a part that was surplus here (a kit too big for the sheet would otherwise take every
-/// refill), a few times at most. Taking parts off never makes an overlap.
+/// refill), a few times at most. Taking parts off never makes an overlap. The pool is left in
+/// `order`.
 pub(super) fn keep_whole(
     problem: &Problem,
     eval: &dyn Evaluator,
@@ -135,6 +136,7 @@ pub(super) fn keep_whole(
     before: &[Item],
     pool: &mut Vec<Item>,
     deadline: Instant,
+    order: PlacingOrder,
 ) {
     let mut held_back: Vec<Item> = Vec::new();
     let mut surplus_parts: Vec<usize> = Vec::new();
@@ -170,7 +172,7 @@ pub(super) fn keep_whole(
     }
     if !held_back.is_empty() {
         pool.extend(held_back);
-        sort_for_placing(problem, pool);
+        sort_for_placing(problem, pool, order);
     }
 }
 

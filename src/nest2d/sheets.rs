@@ -5,7 +5,8 @@
 //!
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), so big and small
-//!    parts spread over the sheets as they do along a strip.
+//!    parts spread over the sheets as they do along a strip. The pool, and so every first fit,
+//!    puts the longest parts first (`ORDER`): a sheet's free rows only shorten as it fills.
 //! 2. **Chain, then cut** (rectangular sheets): the share is compacted in the sheet followed by
 //!    two more of its type, walled off from each other (`chain::Chain`), by the same guided local
 //!    search that nests a strip; the parts that end on the first sheet stay, the others go back
@@ -40,7 +41,8 @@
 
 use super::chain::Chain;
 use super::engine::{
-    no_deadline, sort_for_placing, FilledSheet, Item, Resolution, SheetOpener, MAX_COMPACTED_PARTS,
+    no_deadline, sort_for_placing, FilledSheet, Item, PlacingOrder, Resolution, SheetOpener,
+    MAX_COMPACTED_PARTS,
 };
 use super::kits::keep_whole;
 use super::model::{Problem, RepeatPreference};
@@ -76,6 +78,9 @@ const BUDGETED_PASSES: u64 = 4;
 const MAX_IDLE_PASSES: u32 = 2;
 /// Share of a sheet's slice for compacting its share of the parts as a chain (before the cut).
 const STRIP_SHARE: f64 = 0.6;
+/// The order of the pool, and so of each sheet's first fit: the longest parts first, while the
+/// sheet being built still has long free rows (`PlacingOrder::LongestSide`).
+const ORDER: PlacingOrder = PlacingOrder::LongestSide;
 
 /// What the multi-sheet search works with.
 pub(super) struct SheetSearch<'a> {
@@ -130,7 +135,7 @@ impl SheetSearch<'_> {
             .flat_map(|f| f.placed.iter().map(|(i, _)| *i))
             .filter(|i| !i.is_filler)
             .collect();
-        sort_for_placing(self.problem, &mut pool);
+        sort_for_placing(self.problem, &mut pool, ORDER);
 
         let mut done: Vec<FilledSheet> = Vec::new();
         let mut best_utilisation: f64 = 0.0;
@@ -167,6 +172,7 @@ impl SheetSearch<'_> {
                     &[],
                     &mut pool,
                     deadline,
+                    ORDER,
                 );
                 if dense.placed.is_empty() {
                     // every part it kept broke a kit: no rebuild (never seen; a guard)
@@ -487,7 +493,7 @@ impl SheetSearch<'_> {
         }
         let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
         pool.retain(|i| !kept.iter().any(|(k, _)| k.same_unit(i)));
-        sort_for_placing(self.problem, pool);
+        sort_for_placing(self.problem, pool, ORDER);
         let newly: Vec<(Item, Pose)> = kept
             .iter()
             .filter(|(k, _)| !before.iter().any(|b| b.same_unit(k)))
@@ -669,7 +675,7 @@ impl SheetSearch<'_> {
             return None;
         }
         let mut pool: Vec<Item> = back.into_iter().map(|(i, _)| i).collect();
-        sort_for_placing(self.problem, &mut pool);
+        sort_for_placing(self.problem, &mut pool, ORDER);
         trial.refill(self.eval, &mut pool, budget.deadline);
         let mut out: Vec<Item> = Vec::new();
         for (n, it) in pool.into_iter().enumerate() {
@@ -737,7 +743,7 @@ impl SheetSearch<'_> {
         }
         let mut last = done.pop().expect("two sheets or more");
         let mut pool: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
-        sort_for_placing(self.problem, &mut pool);
+        sort_for_placing(self.problem, &mut pool, ORDER);
         // an assembly's parts move only in whole kits, which a swap does not keep; and a swap
         // that does not empty the last sheet makes one more distinct layout, which
         // RepeatPreference asks to avoid
@@ -794,6 +800,7 @@ impl SheetSearch<'_> {
                     &before,
                     &mut pool,
                     deadline,
+                    ORDER,
                 );
             }
             tracing::debug!(
@@ -988,7 +995,7 @@ impl SheetSearch<'_> {
                 );
                 pool.remove(idx);
                 pool.extend(evicted);
-                sort_for_placing(self.problem, pool);
+                sort_for_placing(self.problem, pool, ORDER);
                 return true;
             }
         }
@@ -1226,6 +1233,33 @@ mod tests {
         // a sheet larger than the pool takes all of it, never more
         let all = Quota::share(&p, &pool, 1e6);
         assert_eq!(all.take(&pool).len(), pool.len());
+    }
+
+    #[test]
+    fn the_search_places_the_longest_parts_first_and_the_construction_the_biggest() {
+        let rect = |id: &str, w: f64, h: f64, n: u32| {
+            PartSpec::new(id, PartGeometry::single(Shape::rectangle(w, h)), n)
+        };
+        let p = Problem {
+            parts: vec![
+                rect("square", 10.0, 10.0, 1),
+                rect("block", 56.0, 22.0, 2),
+                rect("thin", 2.0, 57.0, 1),
+                rect("strip", 57.0, 5.0, 1),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 88.5, 79.0)],
+            settings: Settings::default(),
+        };
+        let mut pool = items(0, 1);
+        pool.extend(items(1, 2));
+        pool.extend(items(2, 1));
+        pool.extend(items(3, 1));
+        let parts = |pool: &[Item]| pool.iter().map(|i| i.part).collect::<Vec<_>>();
+        sort_for_placing(&p, &mut pool, PlacingOrder::Area);
+        assert_eq!(parts(&pool), vec![1, 1, 3, 2, 0]);
+        // longest side first, turned or not; at the same length the bigger area first
+        sort_for_placing(&p, &mut pool, PlacingOrder::LongestSide);
+        assert_eq!(parts(&pool), vec![3, 2, 1, 1, 0]);
     }
 
     #[test]
