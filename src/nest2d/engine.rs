@@ -144,8 +144,8 @@ impl FilledSheet {
         occ
     }
 
-    /// First-fits `pool`'s parts (in pool order: biggest first) into the room the sheet has
-    /// left. Returns how many it placed; they leave the pool (none when `deadline` passes).
+    /// First-fits `pool`'s parts (in pool order: the caller's `PlacingOrder`) into the room the
+    /// sheet has left. Returns how many it placed; they leave the pool (none when `deadline` passes).
     pub(super) fn refill(
         &mut self,
         eval: &dyn Evaluator,

@@ -141,12 +141,13 @@ pub(super) fn keep_whole(
     let mut held_back: Vec<Item> = Vec::new();
     let mut surplus_parts: Vec<usize> = Vec::new();
     for round in 0..=MAX_REFILLS {
-        let mut order: Vec<usize> = (0..sheet.placed.len()).collect();
-        order.sort_by_key(|&k| !before.iter().any(|b| b.same_unit(&sheet.placed[k].0)));
-        let items: Vec<Item> = order.iter().map(|&k| sheet.placed[k].0).collect();
+        // the copies the sheet had before first, so that the surplus is what the pass brought
+        let mut old_first: Vec<usize> = (0..sheet.placed.len()).collect();
+        old_first.sort_by_key(|&k| !before.iter().any(|b| b.same_unit(&sheet.placed[k].0)));
+        let items: Vec<Item> = old_first.iter().map(|&k| sheet.placed[k].0).collect();
         let mut off: Vec<usize> = surplus(problem, &items)
             .into_iter()
-            .map(|n| order[n])
+            .map(|n| old_first[n])
             .collect();
         if off.is_empty() {
             break;

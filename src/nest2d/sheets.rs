@@ -12,8 +12,8 @@
 //!    search that nests a strip; the parts that end on the first sheet stay, the others go back
 //!    to the pool. (A strip cut at the sheet's end lost every part across the cut; a wall gives
 //!    the sheet a straight, packed edge.)
-//! 3. **Insert**: the parts of the share left are first-fitted where room is; then the biggest
-//!    one left is inserted where it overlaps least and the local search moves the sheet's parts
+//! 3. **Insert**: the parts of the share left are first-fitted where room is; then the first
+//!    one left in the pool's order (the longest) is inserted where it overlaps least and the local search moves the sheet's parts
 //!    until nothing overlaps (or gives up, and it is taken out again). Kinds refused are retried
 //!    with more rounds. A share placed whole lets the rest of the pool in.
 //! 4. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
@@ -322,8 +322,8 @@ impl SheetSearch<'_> {
         sheet
     }
 
-    /// One thread's densification. Parts are first-fitted where room is left; then the biggest
-    /// part left (of a kind not refused yet) is inserted where it overlaps least and the guided
+    /// One thread's densification. Parts are first-fitted where room is left; then the first
+    /// part left in the pool's order (`ORDER`: the longest; of a kind not refused yet) is inserted where it overlaps least and the guided
     /// local search moves the sheet's parts until nothing overlaps, or gives up, and the part is
     /// taken back out. While the sheet has a share, only the share's parts are tried; once the
     /// share is placed or refused, the whole pool.
@@ -934,7 +934,7 @@ impl SheetSearch<'_> {
     }
 
     /// One swap: the first part of `pool` (the last sheet's parts, in placing order: priority,
-    /// then area) that some other sheet takes for smaller parts goes there (`insert_evicting`;
+    /// then `ORDER`, the longest first) that some other sheet takes for smaller parts goes there (`insert_evicting`;
     /// the sheets with the least area in parts too big to give way are tried first), and the
     /// parts it pushed out join the pool. False when no sheet takes any.
     fn evict_into(
@@ -1257,9 +1257,19 @@ mod tests {
         let parts = |pool: &[Item]| pool.iter().map(|i| i.part).collect::<Vec<_>>();
         sort_for_placing(&p, &mut pool, PlacingOrder::Area);
         assert_eq!(parts(&pool), vec![1, 1, 3, 2, 0]);
-        // longest side first, turned or not; at the same length the bigger area first
-        sort_for_placing(&p, &mut pool, PlacingOrder::LongestSide);
+        // the construction's order
+        assert_eq!(
+            parts(&super::super::engine::demand_in_order(&p)),
+            vec![1, 1, 3, 2, 0]
+        );
+        // the search's: longest side first, turned or not; at the same length the bigger area
+        sort_for_placing(&p, &mut pool, ORDER);
         assert_eq!(parts(&pool), vec![3, 2, 1, 1, 0]);
+        // a higher priority still goes first, whatever its size
+        let mut p = p;
+        p.parts[0].priority = 1;
+        sort_for_placing(&p, &mut pool, ORDER);
+        assert_eq!(parts(&pool), vec![0, 3, 2, 1, 1]);
     }
 
     #[test]
