@@ -145,7 +145,8 @@ impl FilledSheet {
     }
 
     /// First-fits `pool`'s parts (in pool order: the caller's `PlacingOrder`) into the room the
-    /// sheet has left. Returns how many it placed; they leave the pool (none when `deadline` passes).
+    /// sheet has left. Returns how many it placed; they leave the pool (none when `deadline`
+    /// passes).
     pub(super) fn refill(
         &mut self,
         eval: &dyn Evaluator,
@@ -523,7 +524,7 @@ pub(super) enum PlacingOrder {
     /// shorten as it fills, so a part that needs a long row must go on while there is one: with
     /// area first, trousers_x2's 44 x 5 and 57 x 5 strips came after every big part, found no
     /// row on any sheet and made a seventh; longest first they go onto the sheets as they are
-    /// built (6 sheets; README, Benchmarks).
+    /// built (6 sheets at 2 of 7 seeds against 1 of 7; README, Benchmarks).
     LongestSide,
 }
 
@@ -545,21 +546,18 @@ impl PlacingOrder {
 /// kit is one unit, placed when its first part in that order would be, its copies one after
 /// another (so that a first-fit puts a kit on one sheet).
 pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item], order: PlacingOrder) {
-    let key_of = |i: &Item| order.key(&problem.parts[i.part]);
+    // once per part: area and box walk every vertex, and the comparisons are many
+    let keys: Vec<(f64, f64)> = problem.parts.iter().map(|p| order.key(p)).collect();
+    let key_of = |i: &Item| keys[i.part];
     let descending = |a: (f64, f64), b: (f64, f64)| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1));
     // each assembly's first part in that order
     let mut kit_key: std::collections::BTreeMap<u32, (f64, f64)> = Default::default();
-    for p in &problem.parts {
+    for (p, &key) in problem.parts.iter().zip(&keys) {
         if let Some(k) = p.kit {
-            let key = order.key(p);
-            kit_key
-                .entry(k.assembly)
-                .and_modify(|a| {
-                    if descending(*a, key).is_gt() {
-                        *a = key;
-                    }
-                })
-                .or_insert(key);
+            let first = kit_key.entry(k.assembly).or_insert(key);
+            if descending(*first, key).is_gt() {
+                *first = key;
+            }
         }
     }
     // (the unit's key, which unit: a kit (assembly, copy) before a loose copy (part, instance))

@@ -13,9 +13,10 @@
 //!    to the pool. (A strip cut at the sheet's end lost every part across the cut; a wall gives
 //!    the sheet a straight, packed edge.)
 //! 3. **Insert**: the parts of the share left are first-fitted where room is; then the first
-//!    one left in the pool's order (the longest) is inserted where it overlaps least and the local search moves the sheet's parts
-//!    until nothing overlaps (or gives up, and it is taken out again). Kinds refused are retried
-//!    with more rounds. A share placed whole lets the rest of the pool in.
+//!    one left in the pool's order (the longest) is inserted where it overlaps least and the
+//!    local search moves the sheet's parts until nothing overlaps (or gives up, and it is
+//!    taken out again). Kinds refused are retried with more rounds. A share placed whole lets
+//!    the rest of the pool in.
 //! 4. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
 //! 5. **Empty the last sheet** into the others: passes over the other sheets, the emptiest
 //!    first, each inserting the last sheet's parts. When a pass moves nothing, **swaps**: a part
@@ -323,10 +324,11 @@ impl SheetSearch<'_> {
     }
 
     /// One thread's densification. Parts are first-fitted where room is left; then the first
-    /// part left in the pool's order (`ORDER`: the longest; of a kind not refused yet) is inserted where it overlaps least and the guided
-    /// local search moves the sheet's parts until nothing overlaps, or gives up, and the part is
-    /// taken back out. While the sheet has a share, only the share's parts are tried; once the
-    /// share is placed or refused, the whole pool.
+    /// part left in the pool's order (`ORDER`: the longest; of a kind not refused yet) is
+    /// inserted where it overlaps least and the guided local search moves the sheet's parts
+    /// until nothing overlaps, or gives up, and the part is taken back out. While the sheet has
+    /// a share, only the share's parts are tried; once the share is placed or refused, the
+    /// whole pool.
     fn densify_one(
         &self,
         mut sheet: FilledSheet,
@@ -934,9 +936,10 @@ impl SheetSearch<'_> {
     }
 
     /// One swap: the first part of `pool` (the last sheet's parts, in placing order: priority,
-    /// then `ORDER`, the longest first) that some other sheet takes for smaller parts goes there (`insert_evicting`;
-    /// the sheets with the least area in parts too big to give way are tried first), and the
-    /// parts it pushed out join the pool. False when no sheet takes any.
+    /// then `ORDER`, the longest first) that some other sheet takes for smaller parts goes
+    /// there (`insert_evicting`; the sheets with the least area in parts too big to give way
+    /// are tried first), and the parts it pushed out join the pool. False when no sheet takes
+    /// any.
     fn evict_into(
         &self,
         done: &mut [FilledSheet],
