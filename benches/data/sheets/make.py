@@ -15,6 +15,15 @@ INSTANCES = [
     ("shapes1_x3", "shapes1", 3, [("S30", 30.0, 0)]),
     # two sizes: two long sheets in stock, then as many short ones as needed
     ("marques_x4_2sizes", "marques", 4, [("S80", 80.0, 2), ("S60", 60.0, 0)]),
+    # added later, measured before any tuning on them: few big parts to a sheet (fu), long
+    # parts (mao), and the gardeyn sets, whose parts are nearly all distinct (demand 1 or 2:
+    # a sheet's share of a kind rounds up to every copy)
+    ("fu_x6", "fu", 6, [("S20", 20.0, 0)]),
+    ("mao_x4", "mao", 4, [("S1400", 1400.0, 0)]),
+    ("gardeyn0_x2", "gardeyn0", 2, [("S25000", 25000.0, 0)]),
+    ("gardeyn1_x3", "gardeyn1", 3, [("S12000", 12000.0, 0)]),
+    ("gardeyn2_x2", "gardeyn2", 2, [("S20000", 20000.0, 0)]),
+    ("gardeyn3_x1", "gardeyn3", 1, [("S16000", 16000.0, 0)]),
 ]
 
 for name, source, factor, sheets in INSTANCES:
