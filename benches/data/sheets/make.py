@@ -16,8 +16,9 @@ INSTANCES = [
     # two sizes: two long sheets in stock, then as many short ones as needed
     ("marques_x4_2sizes", "marques", 4, [("S80", 80.0, 2), ("S60", 60.0, 0)]),
     # added later, measured before any tuning on them: few big parts to a sheet (fu), long
-    # parts (mao), and the gardeyn sets, whose parts are nearly all distinct (demand 1 or 2:
-    # a sheet's share of a kind rounds up to every copy)
+    # parts (mao), and the gardeyn sets: many copies of few kinds (gardeyn0, gardeyn1) and
+    # distinct parts (gardeyn2 twice, gardeyn3 once: a sheet's share of a kind rounds up to
+    # every copy)
     ("fu_x6", "fu", 6, [("S20", 20.0, 0)]),
     ("mao_x4", "mao", 4, [("S1400", 1400.0, 0)]),
     ("gardeyn0_x2", "gardeyn0", 2, [("S25000", 25000.0, 0)]),
