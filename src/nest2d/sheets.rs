@@ -18,16 +18,20 @@
 //!    taken out again). Kinds refused are retried with more rounds. A share placed whole lets
 //!    the rest of the pool in.
 //! 4. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
-//! 5. **Empty the last sheet** into the others: passes over the other sheets, the emptiest
-//!    first, each inserting the last sheet's parts. When a pass moves nothing, **swaps**: a part
-//!    of the last sheet goes onto another sheet and pushes smaller parts off it (those still in
-//!    its way after the local search, or a ruin and recreate of the sheet's small parts around
-//!    it), and what it pushed off is first-fitted into the gaps of every sheet. So a big part
-//!    that fits no gap trades places with small ones that do; each swap leaves smaller parts
-//!    on the last sheet, so the swaps end, and the state whose last sheet is shortest stands
-//!    (`LastSheet`: a first fit's used length, then the part area). A last sheet left empty
-//!    is gone. A light last sheet lends up to half
-//!    of its compaction time to this (`LENT_SHARE`) while it pays.
+//! 5. **Empty the last sheet** into the others (the rebuild's, or the construction's when that
+//!    ranks better: on jobs of distinct parts a sheet's share is the whole pool and the
+//!    construction's first fit can be the denser): passes over the other sheets, the emptiest
+//!    first, each **pressing** the sheet (`press`: the strip search shortens its used length, so
+//!    its free room becomes one region at its end, where a long part finds a row, instead of
+//!    gaps between its parts) and then inserting the last sheet's parts. When a pass moves
+//!    nothing, **swaps**: a part of the last sheet goes onto another sheet and pushes smaller
+//!    parts off it (those still in its way after the local search, or a ruin and recreate of
+//!    the sheet's small parts around it), and what it pushed off is first-fitted into the gaps
+//!    of every sheet. So a big part that fits no gap trades places with small ones that do;
+//!    each swap leaves smaller parts on the last sheet, so the swaps end, and the state whose
+//!    last sheet is shortest stands (`LastSheet`: a first fit's used length, then the part
+//!    area). A last sheet left empty is gone. A light last sheet lends up to half of its
+//!    compaction time to this (`LENT_SHARE`) while it pays.
 //!
 //! Sheets are minimised first, then the last sheet's used length (its compaction follows in
 //! `engine::nest`). Parts move between sheets that are already open (a swap's small parts go
@@ -200,6 +204,13 @@ impl SheetSearch<'_> {
             done.push(current);
         }
 
+        // the rebuild's sheets may hold less than the construction's first fit (jobs of
+        // distinct parts, where every sheet's share is the whole pool: gardeyn3_x1, README): the
+        // better of the two is emptied
+        if self.rank(construction) < self.rank(&done) {
+            tracing::debug!("emptying the construction's last sheet");
+            done = construction.to_vec();
+        }
         // a last sheet holding little needs little compaction: it lends that time to emptying
         let lent = done.last().map_or(0.0, |l| {
             LENT_SHARE * (1.0 - self.utilisation(l) / 100.0).clamp(0.0, 1.0)
@@ -766,6 +777,8 @@ impl SheetSearch<'_> {
         // under an iteration budget, its rounds are shared over the passes (at most
         // `BUDGETED_PASSES`) and bound every swap's search as well
         let rounds = rounds.map(|r| (r / BUDGETED_PASSES).max(1));
+        // each sheet's layout when it was last pressed
+        let mut pressed: Vec<Option<Vec<(usize, u32, Pose)>>> = vec![None; done.len()];
         // passes over the other sheets, the emptiest first, while a pass moves something
         let mut idle_passes = 0;
         for pass in 0u64.. {
@@ -791,9 +804,24 @@ impl SheetSearch<'_> {
                     // passes repeat, and swaps between them change the sheets: one retry
                     retries: EMPTYING_RETRIES,
                 };
-                let sheet = done[k].clone();
-                let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
                 let salt = 1_000_003 + pass * 1009 + k as u64;
+                // half of the sheet's slice presses it, so that its free room is one region at
+                // its end (a first fit or the insertions leave it in gaps between parts, where
+                // a long part finds no row); the rest densifies it with the last sheet's parts.
+                // A sheet pressed before and unchanged since is not pressed again.
+                let sheet = if pressed[k].as_ref() == Some(&layout_of(&done[k])) {
+                    done[k].clone()
+                } else {
+                    let press_slice = Slice {
+                        deadline: Instant::now() + left.div_f64(2.0 * (order.len() - n) as f64),
+                        rounds: rounds.map(|r| r / 2),
+                        ..slice
+                    };
+                    let sheet = self.press(&done[k], press_slice, salt);
+                    pressed[k] = Some(layout_of(&sheet));
+                    sheet
+                };
+                let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
                 done[k] = self.densify(sheet, &mut pool, None, slice, salt);
                 keep_whole(
                     self.problem,
@@ -1005,6 +1033,73 @@ impl SheetSearch<'_> {
         false
     }
 
+    /// The sheet with its parts pressed towards its start by the strip search (its used length
+    /// shortened, as `engine::compact_last_sheet` shortens the last sheet), so that its free
+    /// room becomes one region at its end, where a long part fits, instead of gaps between its
+    /// parts. Every thread starts from the sheet's layout with its own seed; the shortest layout
+    /// wins (the lowest thread on ties). The sheet unchanged when no thread shortens it.
+    fn press(&self, sheet: &FilledSheet, slice: Slice, seed: u64) -> FilledSheet {
+        if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
+            return sheet.clone();
+        }
+        let lists: Vec<&[Oriented]> = sheet
+            .placed
+            .iter()
+            .map(|(i, _)| sheet.table[i.part].as_slice())
+            .collect();
+        let start: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
+        let moves = self.problem.settings.moves;
+        let stop = AtomicBool::new(false);
+        let budget = Budget {
+            deadline: slice.deadline,
+            cancel: self.cancel.flag(),
+            stop: &stop,
+            max_rounds: slice.rounds,
+        };
+        let outcomes: Vec<(f64, Vec<Pose>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..self.threads)
+                .map(|t| {
+                    let (lists, start, budget) = (lists.clone(), start.clone(), &budget);
+                    let seed = seed.wrapping_add(t as u64 * 7919);
+                    scope.spawn(move || {
+                        let mut c =
+                            Compactor::new(self.eval, &sheet.area, lists, start, seed, moves);
+                        if c.total_overlap() > 0 {
+                            return (f64::INFINITY, Vec::new());
+                        }
+                        c.compact(budget, |_, _| {});
+                        (c.used_length(), c.poses().to_vec())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("press thread panicked"))
+                .collect()
+        });
+        let mut best = (sheet.used_length() - 1e-9, None);
+        for (len, poses) in outcomes {
+            if len < best.0 {
+                best = (len, Some(poses));
+            }
+        }
+        let Some(poses) = best.1 else {
+            return sheet.clone();
+        };
+        tracing::debug!(
+            from = sheet.used_length(),
+            to = best.0,
+            utilisation = self.utilisation(sheet),
+            "pressed"
+        );
+        let mut pressed = sheet.clone();
+        pressed.nudges.clear();
+        for ((_, p), q) in pressed.placed.iter_mut().zip(poses) {
+            *p = q;
+        }
+        pressed
+    }
+
     /// Indices of `sheets`, the least utilised first (ties by index).
     fn emptiest_first(&self, sheets: &[FilledSheet]) -> Vec<usize> {
         let mut order: Vec<usize> = (0..sheets.len()).collect();
@@ -1015,6 +1110,15 @@ impl SheetSearch<'_> {
         });
         order
     }
+}
+
+/// A sheet's parts and their poses, to tell whether it changed.
+fn layout_of(sheet: &FilledSheet) -> Vec<(usize, u32, Pose)> {
+    sheet
+        .placed
+        .iter()
+        .map(|(i, p)| (i.part, i.instance, *p))
+        .collect()
 }
 
 /// The sheet with no parts on it (its type, frame and resolution kept).
@@ -1194,6 +1298,7 @@ mod tests {
     use super::*;
     use crate::geometry::{PartGeometry, Shape};
     use crate::nest2d::model::{PartSpec, Settings, SheetSpec};
+    use kerf_kernels::CpuEvaluator;
 
     fn problem() -> Problem {
         Problem {
@@ -1358,6 +1463,61 @@ mod tests {
         assert!(sheet.placed.iter().any(|(i, _)| i.same_unit(&big)));
         assert_eq!(sheet.placed.len() + evicted.len(), 4);
         assert!(no_overlap(&sheet));
+    }
+
+    #[test]
+    fn pressing_a_sheet_gathers_its_free_room_at_its_end() {
+        // two small squares, one at the sheet's start and one 8 along: the gaps either side
+        // of the second (4 and 9 long) are too short for the big square (10)
+        let (p, mut sheet) = swap_sheet(2);
+        sheet.placed.retain(|(i, _)| i.part == 1);
+        let cell = sheet.area.cell;
+        for (k, (it, pose)) in sheet.placed.iter_mut().enumerate() {
+            let b = sheet
+                .area
+                .bounds(&sheet.table[it.part][pose.orient], f64::INFINITY);
+            let b = b.expect("the small square fits the sheet");
+            pose.gx = b.x_lo + (k as f64 * 8.0 / cell).round() as i32;
+            pose.gy = b.y_lo;
+        }
+        assert!(no_overlap(&sheet));
+        let big = || items(0, 1);
+        let mut pending = big();
+        sheet
+            .clone()
+            .refill(&CpuEvaluator, &mut pending, no_deadline());
+        assert_eq!(
+            pending.len(),
+            1,
+            "no gap takes the big square before the press"
+        );
+
+        let search = SheetSearch {
+            problem: &p,
+            eval: &CpuEvaluator,
+            cancel: &CancelHandle::default(),
+            threads: 2,
+        };
+        let slice = Slice {
+            deadline: no_deadline(),
+            rounds: Some(200),
+            retries: 0,
+        };
+        let mut pressed = search.press(&sheet, slice, 3);
+        assert!(pressed.used_length() < sheet.used_length() - 3.0);
+        assert!(no_overlap(&pressed));
+        assert_eq!(pressed.placed.len(), 2);
+        // the same seed and rounds, the same layout
+        let poses = |s: &FilledSheet| s.placed.iter().map(|(_, p)| *p).collect::<Vec<_>>();
+        assert_eq!(
+            poses(&search.press(&sheet, slice, 3)),
+            poses(&pressed),
+            "a press under a round budget is deterministic"
+        );
+        let mut pending = big();
+        pressed.refill(&CpuEvaluator, &mut pending, no_deadline());
+        assert!(pending.is_empty(), "the pressed sheet's free room takes it");
+        assert!(no_overlap(&pressed));
     }
 
     #[test]
