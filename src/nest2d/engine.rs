@@ -31,7 +31,7 @@ pub enum NestError {
 pub use crate::cancel::CancelHandle;
 
 /// One unit of demand.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Item {
     pub(super) part: usize,
     pub(super) instance: u32,
@@ -123,6 +123,19 @@ impl FilledSheet {
             table: self.table.clone(),
             margin: self.area.margin,
         }
+    }
+
+    /// Each placed part's orientation list, in `placed` order: what a `Compactor` searches.
+    pub(super) fn orientation_lists(&self) -> Vec<&[Oriented]> {
+        self.placed
+            .iter()
+            .map(|(i, _)| self.table[i.part].as_slice())
+            .collect()
+    }
+
+    /// Each placed part's pose, in `placed` order.
+    pub(super) fn poses(&self) -> Vec<Pose> {
+        self.placed.iter().map(|(_, p)| *p).collect()
     }
 
     /// The sheet's grid with every placed raster on it.

@@ -83,6 +83,8 @@ const BUDGETED_PASSES: u64 = 4;
 const MAX_IDLE_PASSES: u32 = 2;
 /// Share of a sheet's slice for compacting its share of the parts as a chain (before the cut).
 const STRIP_SHARE: f64 = 0.6;
+/// Share of a sheet's slice in an emptying pass for pressing it (the rest inserts parts).
+const PRESS_SHARE: f64 = 0.5;
 /// The order of the pool, and so of each sheet's first fit: the longest parts first, while the
 /// sheet being built still has long free rows (`PlacingOrder::LongestSide`).
 const ORDER: PlacingOrder = PlacingOrder::LongestSide;
@@ -103,6 +105,18 @@ struct Slice {
     rounds: Option<u64>,
     /// How often every refused kind is tried again, each time with twice the rounds.
     retries: u32,
+}
+
+impl Slice {
+    /// The first `share` of this slice: of the time left until its deadline, and of its rounds.
+    fn first(self, share: f64) -> Slice {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        Slice {
+            deadline: Instant::now() + left.mul_f64(share),
+            rounds: self.rounds.map(|r| (r as f64 * share).ceil() as u64),
+            ..self
+        }
+    }
 }
 
 impl SheetSearch<'_> {
@@ -357,12 +371,7 @@ impl SheetSearch<'_> {
         let stop = AtomicBool::new(false);
         if let Some(q) = &mut quota {
             if sheet.area.blocked.is_none() {
-                let left = slice.deadline.saturating_duration_since(Instant::now());
-                let phase = Slice {
-                    deadline: Instant::now() + left.mul_f64(STRIP_SHARE),
-                    rounds: slice.rounds.map(|r| (r as f64 * STRIP_SHARE).ceil() as u64),
-                    ..slice
-                };
+                let phase = slice.first(STRIP_SHARE);
                 rounds_used += self.chain_then_cut(&mut sheet, &mut pool, q, phase, seed);
             }
         }
@@ -527,13 +536,9 @@ impl SheetSearch<'_> {
         let orients = sheet.table[item.part].as_slice();
         let occ = sheet.occupancy();
         let (_, pose) = least_overlap_pose(self.eval, &sheet.area, &occ, orients)?;
-        let mut lists: Vec<&[Oriented]> = sheet
-            .placed
-            .iter()
-            .map(|(i, _)| sheet.table[i.part].as_slice())
-            .collect();
+        let mut lists = sheet.orientation_lists();
         lists.push(orients);
-        let mut poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
+        let mut poses = sheet.poses();
         poses.push(pose);
         Some((lists, poses))
     }
@@ -778,7 +783,7 @@ impl SheetSearch<'_> {
         // `BUDGETED_PASSES`) and bound every swap's search as well
         let rounds = rounds.map(|r| (r / BUDGETED_PASSES).max(1));
         // each sheet's layout when it was last pressed
-        let mut pressed: Vec<Option<Vec<(usize, u32, Pose)>>> = vec![None; done.len()];
+        let mut pressed: Vec<Option<Vec<(Item, Pose)>>> = vec![None; done.len()];
         // passes over the other sheets, the emptiest first, while a pass moves something
         let mut idle_passes = 0;
         for pass in 0u64.. {
@@ -809,16 +814,11 @@ impl SheetSearch<'_> {
                 // its end (a first fit or the insertions leave it in gaps between parts, where
                 // a long part finds no row); the rest densifies it with the last sheet's parts.
                 // A sheet pressed before and unchanged since is not pressed again.
-                let sheet = if pressed[k].as_ref() == Some(&layout_of(&done[k])) {
+                let sheet = if pressed[k].as_ref() == Some(&done[k].placed) {
                     done[k].clone()
                 } else {
-                    let press_slice = Slice {
-                        deadline: Instant::now() + left.div_f64(2.0 * (order.len() - n) as f64),
-                        rounds: rounds.map(|r| r / 2),
-                        ..slice
-                    };
-                    let sheet = self.press(&done[k], press_slice, salt);
-                    pressed[k] = Some(layout_of(&sheet));
+                    let sheet = self.press(&done[k], slice.first(PRESS_SHARE), salt);
+                    pressed[k] = Some(sheet.placed.clone());
                     sheet
                 };
                 let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
@@ -1042,12 +1042,8 @@ impl SheetSearch<'_> {
         if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
             return sheet.clone();
         }
-        let lists: Vec<&[Oriented]> = sheet
-            .placed
-            .iter()
-            .map(|(i, _)| sheet.table[i.part].as_slice())
-            .collect();
-        let start: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
+        let lists = sheet.orientation_lists();
+        let start = sheet.poses();
         let moves = self.problem.settings.moves;
         let stop = AtomicBool::new(false);
         let budget = Budget {
@@ -1077,7 +1073,8 @@ impl SheetSearch<'_> {
                 .map(|h| h.join().expect("press thread panicked"))
                 .collect()
         });
-        let mut best = (sheet.used_length() - 1e-9, None);
+        let from = sheet.used_length();
+        let mut best = (from - 1e-9, None);
         for (len, poses) in outcomes {
             if len < best.0 {
                 best = (len, Some(poses));
@@ -1087,7 +1084,7 @@ impl SheetSearch<'_> {
             return sheet.clone();
         };
         tracing::debug!(
-            from = sheet.used_length(),
+            from,
             to = best.0,
             utilisation = self.utilisation(sheet),
             "pressed"
@@ -1110,15 +1107,6 @@ impl SheetSearch<'_> {
         });
         order
     }
-}
-
-/// A sheet's parts and their poses, to tell whether it changed.
-fn layout_of(sheet: &FilledSheet) -> Vec<(usize, u32, Pose)> {
-    sheet
-        .placed
-        .iter()
-        .map(|(i, p)| (i.part, i.instance, *p))
-        .collect()
 }
 
 /// The sheet with no parts on it (its type, frame and resolution kept).
@@ -1412,7 +1400,7 @@ mod tests {
         pending.extend(items(1, small));
         let far = Instant::now() + std::time::Duration::from_secs(60);
         let sheet = SheetOpener::new(&p, &res)
-            .open(&kerf_kernels::CpuEvaluator, &mut pending, far)
+            .open(&CpuEvaluator, &mut pending, far)
             .flatten()
             .expect("the sheet takes them");
         assert!(pending.is_empty());
@@ -1420,20 +1408,23 @@ mod tests {
     }
 
     fn no_overlap(sheet: &FilledSheet) -> bool {
-        let lists: Vec<&[Oriented]> = sheet
-            .placed
-            .iter()
-            .map(|(i, _)| sheet.table[i.part].as_slice())
-            .collect();
-        let poses: Vec<Pose> = sheet.placed.iter().map(|(_, p)| *p).collect();
-        let eval = kerf_kernels::CpuEvaluator;
-        Compactor::new(&eval, &sheet.area, lists, poses, 1, Default::default()).total_overlap() == 0
+        let (lists, poses) = (sheet.orientation_lists(), sheet.poses());
+        Compactor::new(
+            &CpuEvaluator,
+            &sheet.area,
+            lists,
+            poses,
+            1,
+            Default::default(),
+        )
+        .total_overlap()
+            == 0
     }
 
     fn swap(p: &Problem, sheet: &mut FilledSheet, item: Item) -> Option<Vec<Item>> {
         let search = SheetSearch {
             problem: p,
-            eval: &kerf_kernels::CpuEvaluator,
+            eval: &CpuEvaluator,
             cancel: &CancelHandle::default(),
             threads: 1,
         };
@@ -1508,10 +1499,9 @@ mod tests {
         assert!(no_overlap(&pressed));
         assert_eq!(pressed.placed.len(), 2);
         // the same seed and rounds, the same layout
-        let poses = |s: &FilledSheet| s.placed.iter().map(|(_, p)| *p).collect::<Vec<_>>();
         assert_eq!(
-            poses(&search.press(&sheet, slice, 3)),
-            poses(&pressed),
+            search.press(&sheet, slice, 3).placed,
+            pressed.placed,
             "a press under a round budget is deterministic"
         );
         let mut pending = big();
@@ -1577,13 +1567,13 @@ mod tests {
         let far = Instant::now() + std::time::Duration::from_secs(60);
         let mut one = items(0, 1);
         let fresh = SheetOpener::new(&p, &res)
-            .open(&kerf_kernels::CpuEvaluator, &mut one, far)
+            .open(&CpuEvaluator, &mut one, far)
             .flatten()
             .map(|s| emptied(&s))
             .expect("a sheet");
         let search = SheetSearch {
             problem: &p,
-            eval: &kerf_kernels::CpuEvaluator,
+            eval: &CpuEvaluator,
             cancel: &CancelHandle::default(),
             threads: 1,
         };
