@@ -11,6 +11,9 @@
 #
 #   KERF=path/to/kerf TIME=30 SEED=1 OUT=dir MODES="cpu gpu gpu:0" benches/gpu-device.sh [instance ...]
 #
+# An instance named sheets:NAME is a multi-sheet instance (benches/data/sheets/NAME.json) nested
+# with `kerf bench sheets`; its cell in the table is sheets used / sheet equivalents.
+#
 # Prints the tables and writes them to $OUT (few files: the device tool brings back eight).
 set -u
 KERF=${KERF:-target/release/kerf}
@@ -45,10 +48,18 @@ run_one() { # pair instance mode
     IFS=+ read -r rest depth <<< "$3"
     IFS=/ read -r rest moves <<< "$rest"
     IFS=: read -r compute min <<< "$rest"
+    local log="$LOGS/${2/:/_}.${3//\//_}.txt"
     (
         [ -n "$min" ] && export KERF_GPU_MIN_WORK=$min
-        taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
-            --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" --depth-levels "${depth:-off}" --out "$LOGS/layouts_${3//\//_}" > "$LOGS/$2.${3//\//_}.txt" 2>&1
+        if [[ $2 == sheets:* ]]; then
+            taskset -c "$cores" "$KERF" bench sheets "benches/data/sheets/${2#sheets:}.json" \
+                --time "$TIME" --seed "$SEED" --compute "$compute" \
+                --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+        else
+            taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
+                --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" \
+                --depth-levels "${depth:-off}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+        fi
     )
 }
 queue() { # first_pair pairs jobs...: runs the jobs ("instance mode") on pairs first_pair.. in rounds
@@ -76,13 +87,18 @@ queue "$GPU_PARALLEL" $((PAIRS - GPU_PARALLEL)) "${cpu_jobs[@]}" &
 wait
 
 {
-    printf "%-10s" instance
+    printf "%-18s" instance
     for m in $MODES; do printf " %10s" "$m"; done
     echo
     for i in "${instances[@]}"; do
-        printf "%-10s" "$i"
+        printf "%-18s" "$i"
         for m in $MODES; do
-            d=$(awk -v n="$i" '$1 == n { print $3 ($6 == "verified" ? "" : "!") }' "$LOGS/$i.${m//\//_}.txt")
+            local_log="$LOGS/${i/:/_}.${m//\//_}.txt"
+            if [[ $i == sheets:* ]]; then # sheets used / sheet equivalents
+                d=$(awk -v n="${i#sheets:}" '$1 == n { print $3 "/" $5 ($NF == "verified" ? "" : "!") }' "$local_log")
+            else
+                d=$(awk -v n="$i" '$1 == n { print $3 ($6 == "verified" ? "" : "!") }' "$local_log")
+            fi
             printf " %10s" "${d:-?}"
         done
         echo
@@ -94,3 +110,4 @@ wait
             "GPU calls: $(grep -h "answered by the GPU" "$LOGS"/*."${m//\//_}".txt | awk '{ printf "%s ", $NF }')"
     done
 } | tee "$OUT/esicup.txt"
+tar czf "$OUT/logs.tgz" -C "$LOGS" . # every run's output and layouts, for the figures behind the table
