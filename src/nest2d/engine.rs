@@ -300,13 +300,15 @@ fn nest_parts(
     }
 
     // compact the last sheet: shortest used length, refined from coarse to fine rasters
-    let limit = start + Duration::from_secs_f64(s.max_run_time_s.max(0.0));
+    // (the finishing steps end a tenth of the reserve before the time limit: building the
+    // result, verifying it exactly and dropping the search's state come after them)
+    let finish_by = start + Duration::from_secs_f64((s.max_run_time_s - 0.1 * reserve).max(0.0));
     if let Some(last) = filled.pop() {
         let mut sheet = compact_last_sheet(
             problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
         );
         if sheet.area.blocked.is_none() {
-            let slide_by = finishing_deadline(cancel, limit, reserve);
+            let slide_by = finishing_deadline(cancel, finish_by, reserve);
             sheet.nudges = exact_slide(problem, &sheet, slide_by);
         }
         filled.push(sheet);
@@ -317,7 +319,7 @@ fn nest_parts(
         problem,
         eval,
         &mut filled,
-        finishing_deadline(cancel, limit, reserve),
+        finishing_deadline(cancel, finish_by, reserve),
     );
     let mut result = result_of(&filled, &unplaced);
     enforce_verified(problem, &mut result);
@@ -332,15 +334,15 @@ pub(super) fn no_deadline() -> Instant {
 }
 
 /// When a finishing step (the exact slide, then the fillers) must end. They run after the
-/// search and normally have until the time limit, which is the reserve the search left them. A
-/// stop (continue, StopNesting) ends the search early: then each keeps to that reserve from
-/// its start, or a stopped job would still run to its time limit (the slide alone can use all
-/// of it).
-fn finishing_deadline(cancel: &CancelHandle, limit: Instant, reserve_s: f64) -> Instant {
+/// search and normally have until `finish_by`, a little before the time limit: the reserve the
+/// search left them. A stop (continue, StopNesting) ends the search early: then each keeps to
+/// that reserve from its start, or a stopped job would still run to its time limit (the slide
+/// alone can use all of it).
+fn finishing_deadline(cancel: &CancelHandle, finish_by: Instant, reserve_s: f64) -> Instant {
     if cancel.is_cancelled() {
-        limit.min(Instant::now() + Duration::from_secs_f64(reserve_s))
+        finish_by.min(Instant::now() + Duration::from_secs_f64(reserve_s))
     } else {
-        limit
+        finish_by
     }
 }
 
