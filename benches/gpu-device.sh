@@ -93,11 +93,11 @@ wait
     for i in "${instances[@]}"; do
         printf "%-18s" "$i"
         for m in $MODES; do
-            local_log="$LOGS/${i/:/_}.${m//\//_}.txt"
+            run_log="$LOGS/${i/:/_}.${m//\//_}.txt"
             if [[ $i == sheets:* ]]; then # sheets used / sheet equivalents
-                d=$(awk -v n="${i#sheets:}" '$1 == n { print $3 "/" $5 ($NF == "verified" ? "" : "!") }' "$local_log")
+                d=$(awk -v n="${i#sheets:}" '$1 == n { print $3 "/" $5 ($NF == "verified" ? "" : "!") }' "$run_log")
             else
-                d=$(awk -v n="$i" '$1 == n { print $3 ($6 == "verified" ? "" : "!") }' "$local_log")
+                d=$(awk -v n="$i" '$1 == n { print $3 ($6 == "verified" ? "" : "!") }' "$run_log")
             fi
             printf " %10s" "${d:-?}"
         done
@@ -109,5 +109,5 @@ wait
         echo "$m: $(grep -h "^compute" "$LOGS"/*."${m//\//_}".txt | sort -u | tr '\n' ' ')" \
             "GPU calls: $(grep -h "answered by the GPU" "$LOGS"/*."${m//\//_}".txt | awk '{ printf "%s ", $NF }')"
     done
-} | tee "$OUT/esicup.txt"
+} | tee "$OUT/nests.txt"
 tar czf "$OUT/logs.tgz" -C "$LOGS" . # every run's output and layouts, for the figures behind the table
