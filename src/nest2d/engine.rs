@@ -398,10 +398,21 @@ fn smaller_last_sheet(
 /// Share of the time limit the construction may spend on finer rasters.
 const FILL_SHARE: f64 = 0.3;
 
-/// The first-fit pass over every sheet, at the finest resolution whose cost fits the budget:
-/// a quarter-resolution pass runs first (it always completes, so there is always a layout) and
-/// its measured time, scaled by the cell count, says whether a half- or full-resolution pass
-/// can afford to replace it.
+/// How a first-fit pass's time grows with the resolution: as cells per part to this power.
+/// The positions a part may take grow with the square, and each position's test with the
+/// part's rows. Measured: trousers_x2 (128 parts, 10 sheets) 0.10 to 0.13 s at 32 cells per
+/// part, 0.5 to 0.68 s at 64 and 4.35 s at 128 (8.8 times); gardeyn3_x1 0.27 s, 1.4 s and 8.7 s
+/// (6.2 times). With the square, the full-resolution pass of trousers_x2 looked affordable in a
+/// 10 s job, ran out of time and took half of the job's time with it.
+const FILL_COST_POWER: i32 = 3;
+
+/// The first-fit pass over every sheet, at the finest resolution whose cost fits the budget
+/// (`FILL_SHARE` of the time). A quarter-resolution pass runs first (it always completes, so
+/// there is always a layout). The full-resolution pass follows when the last pass's time,
+/// scaled by `FILL_COST_POWER`, fits what is left; when it does not, the half-resolution pass
+/// runs if it fits, and then the full one if that pass's time says it fits after all (the
+/// power overestimates some jobs: gardeyn3_x1's full pass fits a 60 s job by that measure, not
+/// by the coarse one's).
 fn fill_all_sheets(
     problem: &Problem,
     eval: &dyn Evaluator,
@@ -418,17 +429,22 @@ fn fill_all_sheets(
         no_deadline(),
     )
     .expect("no deadline");
-    let coarse_s = t0.elapsed().as_secs_f64();
-    let allowance = FILL_SHARE * deadline.saturating_duration_since(t0).as_secs_f64();
-    for factor in [1.0, 0.5] {
-        if factor <= coarse_factor {
-            break;
-        }
-        let scale = (factor / coarse_factor) * (factor / coarse_factor);
-        if coarse_s * scale > allowance {
+    // (factor, seconds) of the finest pass that completed
+    let mut last = (coarse_factor, t0.elapsed().as_secs_f64());
+    tracing::info!(cells_per_part = cpp * last.0, seconds = last.1, "first-fit");
+    let share_end = t0 + deadline.saturating_duration_since(t0).mul_f64(FILL_SHARE);
+    for factor in [1.0, 0.5, 1.0] {
+        if factor <= last.0 {
             continue;
         }
-        let cutoff = Instant::now() + Duration::from_secs_f64(allowance * 1.5);
+        let predicted = last.1 * (factor / last.0).powi(FILL_COST_POWER);
+        let left = share_end
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        if predicted > left {
+            continue;
+        }
+        let cutoff = Instant::now() + Duration::from_secs_f64(1.5 * left);
         let t = Instant::now();
         match fill_sheets(
             problem,
@@ -437,18 +453,18 @@ fn fill_all_sheets(
             cutoff.min(deadline),
         ) {
             Some(f) => {
+                let seconds = t.elapsed().as_secs_f64();
+                tracing::info!(cells_per_part = cpp * factor, seconds, "first-fit");
+                best = f;
+                last = (factor, seconds);
+            }
+            None => {
                 tracing::info!(
                     cells_per_part = cpp * factor,
-                    seconds = t.elapsed().as_secs_f64(),
-                    "first-fit"
+                    "first-fit at this resolution ran out of time"
                 );
-                best = f;
                 break;
             }
-            None => tracing::info!(
-                cells_per_part = cpp * factor,
-                "first-fit at this resolution ran out of time"
-            ),
         }
     }
     best

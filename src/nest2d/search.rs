@@ -355,6 +355,16 @@ struct Overlaps {
     blocked: u64,
 }
 
+/// How a local-search round ended.
+enum Round {
+    /// Nothing overlaps.
+    Feasible,
+    /// The deadline passed.
+    Stopped,
+    /// No pass moved anything, or four passes ran.
+    Done,
+}
+
 /// Weight of the sheet's blocked cells: never worth covering.
 const BLOCKED_WEIGHT: u32 = WEIGHT_ONE * 64;
 const MAX_WEIGHT: u32 = WEIGHT_ONE * 1_000_000;
@@ -693,36 +703,10 @@ impl<'a> Compactor<'a> {
                 return false;
             }
             self.rounds += 1;
-            // local search: move overlapping items until none improves
-            for _pass in 0..4 {
-                let mut order: Vec<usize> = (0..n).filter(|&i| self.item_cost(i) > 0).collect();
-                if order.is_empty() {
-                    return true;
-                }
-                self.rng.shuffle(&mut order);
-                let mut moved = false;
-                match self.moves {
-                    Moves::Batched => {
-                        if budget.past_deadline() {
-                            return false;
-                        }
-                        moved = self.move_batch(&order, length);
-                    }
-                    Moves::OneByOne => {
-                        for i in order {
-                            if budget.past_deadline() {
-                                return false;
-                            }
-                            // a batch of one, evaluated against the layout as it is now
-                            if self.item_cost(i) > 0 {
-                                moved |= self.move_batch(&[i], length);
-                            }
-                        }
-                    }
-                }
-                if !moved {
-                    break;
-                }
+            match self.local_search_round(length, budget) {
+                Round::Feasible => return true,
+                Round::Stopped => return false,
+                Round::Done => {}
             }
             let total = self.total_overlap();
             if total == 0 {
@@ -734,17 +718,58 @@ impl<'a> Compactor<'a> {
             } else {
                 strikes_without_progress += 1;
             }
-            // guided local search: make the pairs that still overlap more expensive
-            let max_ov = self.overlap.iter().copied().max().unwrap_or(1).max(1);
-            for k in 0..n * n {
-                let ov = self.overlap[k];
-                if ov > 0 {
-                    let f = 1.2 + 0.8 * ov as f64 / max_ov as f64;
-                    self.weights[k] = ((self.weights[k] as f64 * f) as u32).min(MAX_WEIGHT);
-                }
-            }
+            self.raise_weights();
         }
         false
+    }
+
+    /// Up to four passes moving the overlapping items until none improves.
+    fn local_search_round(&mut self, length: f64, budget: &Budget) -> Round {
+        let n = self.poses.len();
+        for _pass in 0..4 {
+            let mut order: Vec<usize> = (0..n).filter(|&i| self.item_cost(i) > 0).collect();
+            if order.is_empty() {
+                return Round::Feasible;
+            }
+            self.rng.shuffle(&mut order);
+            let mut moved = false;
+            match self.moves {
+                Moves::Batched => {
+                    if budget.past_deadline() {
+                        return Round::Stopped;
+                    }
+                    moved = self.move_batch(&order, length);
+                }
+                Moves::OneByOne => {
+                    for i in order {
+                        if budget.past_deadline() {
+                            return Round::Stopped;
+                        }
+                        // a batch of one, evaluated against the layout as it is now
+                        if self.item_cost(i) > 0 {
+                            moved |= self.move_batch(&[i], length);
+                        }
+                    }
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        Round::Done
+    }
+
+    /// Guided local search: makes the pairs that still overlap more expensive.
+    fn raise_weights(&mut self) {
+        let n = self.poses.len();
+        let max_ov = self.overlap.iter().copied().max().unwrap_or(1).max(1);
+        for k in 0..n * n {
+            let ov = self.overlap[k];
+            if ov > 0 {
+                let f = 1.2 + 0.8 * ov as f64 / max_ov as f64;
+                self.weights[k] = ((self.weights[k] as f64 * f) as u32).min(MAX_WEIGHT);
+            }
+        }
     }
 
     /// Pulls every part that ends beyond `target` back inside (creating overlap to resolve).
