@@ -1,7 +1,6 @@
 //! The 2D nesting engine: problem model, raster search (through `kerf-kernels`), exact
 //! verification, interim results.
 
-mod chain;
 mod common_cut;
 pub mod cut_check;
 pub mod engine;

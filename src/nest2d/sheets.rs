@@ -7,18 +7,15 @@
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), so big and small
 //!    parts spread over the sheets as they do along a strip. The pool, and so every first fit,
 //!    puts the longest parts first (`ORDER`): a sheet's free rows only shorten as it fills.
-//! 2. **Chain, then cut** (rectangular sheets): the share is compacted in the sheet followed by
-//!    two more of its type, walled off from each other (`chain::Chain`), by the same guided local
-//!    search that nests a strip; the parts that end on the first sheet stay, the others go back
-//!    to the pool. (A strip cut at the sheet's end lost every part across the cut; a wall gives
-//!    the sheet a straight, packed edge.)
-//! 3. **Insert**: the parts of the share left are first-fitted where room is; then the first
-//!    one left in the pool's order (the longest) is inserted where it overlaps least and the
-//!    local search moves the sheet's parts until nothing overlaps (or gives up, and it is
-//!    taken out again). Kinds refused are retried with more rounds. A share placed whole lets
-//!    the rest of the pool in.
-//! 4. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
-//! 5. **Empty the last sheet** into the others (the rebuild's, or the construction's when that
+//! 2. **Insert**: the share is first-fitted into the sheet; then the first part of it left in
+//!    the pool's order (the longest) is inserted where it overlaps least and the local search
+//!    moves the sheet's parts until nothing overlaps (or gives up, and it is taken out again).
+//!    Kinds refused are retried with more rounds. A share placed whole lets the rest of the
+//!    pool in. (An earlier step first compacted the share in the sheet and two more behind
+//!    walls and kept what ended on the first: no better at 60 s, worse at 10 and 30 s, where
+//!    it took the time the insertions need; README, Benchmarks.)
+//! 3. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
+//! 4. **Empty the last sheet** into the others (the rebuild's, or the construction's when that
 //!    ranks better: on jobs of distinct parts a sheet's share is the whole pool and the
 //!    construction's first fit can be the denser): passes over the other sheets, the emptiest
 //!    first, each **pressing** the sheet (`press`: the strip search shortens its used length, so
@@ -44,14 +41,13 @@
 //! thread on ties); an iteration budget is shared out by counts alone, so it gives the same
 //! sheets on every run.
 
-use super::chain::Chain;
 use super::engine::{
     no_deadline, sort_for_placing, FilledSheet, Item, PlacingOrder, Resolution, SheetOpener,
     MAX_COMPACTED_PARTS,
 };
 use super::kits::keep_whole;
 use super::model::{Problem, RepeatPreference};
-use super::search::{fill, least_overlap_pose, Budget, Compactor, Oriented, Pose};
+use super::search::{least_overlap_pose, Budget, Compactor, Oriented, Pose};
 use crate::cancel::CancelHandle;
 use kerf_kernels::Evaluator;
 use std::sync::atomic::AtomicBool;
@@ -81,8 +77,6 @@ const EMPTYING_RETRIES: u32 = 1;
 const BUDGETED_PASSES: u64 = 4;
 /// Passes in a row that empty nothing before emptying the last sheet stops.
 const MAX_IDLE_PASSES: u32 = 2;
-/// Share of a sheet's slice for compacting its share of the parts as a chain (before the cut).
-const STRIP_SHARE: f64 = 0.6;
 /// Share of a sheet's slice in an emptying pass for pressing it (the rest inserts parts).
 const PRESS_SHARE: f64 = 0.5;
 /// The order of the pool, and so of each sheet's first fit: the longest parts first, while the
@@ -380,12 +374,6 @@ impl SheetSearch<'_> {
         let mut insert_rounds = INSERT_ROUNDS;
         let mut seed = seed;
         let stop = AtomicBool::new(false);
-        if let Some(q) = &mut quota {
-            if sheet.area.blocked.is_none() {
-                let phase = slice.first(STRIP_SHARE);
-                rounds_used += self.chain_then_cut(&mut sheet, &mut pool, q, phase, seed);
-            }
-        }
         loop {
             if self.cancel.is_cancelled()
                 || Instant::now() >= slice.deadline
@@ -454,82 +442,6 @@ impl SheetSearch<'_> {
             }
         }
         (sheet, pool)
-    }
-
-    /// A rectangular sheet's share, compacted as a chain and cut: the sheet's parts and the rest
-    /// of its share are first-fitted into the sheet and two more of its type behind walls, the
-    /// strip search shortens that chain as it does any strip, and the parts that end on the
-    /// first sheet stay; the others go back to the pool. So a sheet starts from what the strip
-    /// search makes of its parts, not from a first fit. Returns the local-search rounds spent.
-    fn chain_then_cut(
-        &self,
-        sheet: &mut FilledSheet,
-        pool: &mut Vec<Item>,
-        quota: &mut Quota,
-        phase: Slice,
-        seed: u64,
-    ) -> u64 {
-        let extra = quota.take(pool);
-        let res = sheet.resolution();
-        let chain = Chain::new(self.problem, &[sheet.sheet; 3], &res);
-        let area = &chain.area;
-        let mut occ = area.new_occupancy();
-        let m = area.margin;
-        for (it, p) in &sheet.placed {
-            occ.place(&sheet.table[it.part][p.orient].raster, p.gx + m, p.gy + m);
-        }
-        let table = sheet.table.clone();
-        let extra_lists: Vec<&[Oriented]> =
-            extra.iter().map(|i| table[i.part].as_slice()).collect();
-        let Some(extra_poses) = fill(
-            self.eval,
-            area,
-            &mut occ,
-            &extra_lists,
-            f64::INFINITY,
-            phase.deadline,
-        ) else {
-            return 0;
-        };
-        let mut items: Vec<(Item, Pose)> = sheet.placed.clone();
-        items.extend(
-            extra
-                .iter()
-                .zip(extra_poses)
-                .filter_map(|(i, p)| p.map(|p| (*i, p))),
-        );
-        let lists: Vec<&[Oriented]> = items
-            .iter()
-            .map(|(i, _)| table[i.part].as_slice())
-            .collect();
-        let poses: Vec<Pose> = items.iter().map(|(_, p)| *p).collect();
-        let stop = AtomicBool::new(false);
-        let budget = phase.budget(self.cancel, &stop);
-        let moves = self.problem.settings.moves;
-        let mut c = Compactor::new(self.eval, area, lists, poses, seed, moves);
-        c.compact(&budget, |_, _| {});
-        let rounds = c.rounds();
-        let all: Vec<Item> = items.iter().map(|(i, _)| *i).collect();
-        let (links, _) = chain.split(&all, c.poses(), &res);
-        let kept: Vec<(Item, Pose)> = links[0].placed.clone();
-        // every part the sheet had before is in the pool (and its share) again unless it is kept
-        for (it, _) in &sheet.placed {
-            if !kept.iter().any(|(k, _)| k.same_unit(it)) {
-                pool.push(*it);
-                quota.returned(it);
-            }
-        }
-        let before: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
-        pool.retain(|i| !kept.iter().any(|(k, _)| k.same_unit(i)));
-        sort_for_placing(self.problem, pool, ORDER);
-        let newly: Vec<(Item, Pose)> = kept
-            .iter()
-            .filter(|(k, _)| !before.iter().any(|b| b.same_unit(k)))
-            .copied()
-            .collect();
-        quota.placed(&newly);
-        sheet.placed = kept;
-        rounds
     }
 
     /// The sheet's parts' orientation lists and poses, with `item` added last where it overlaps
@@ -1222,13 +1134,6 @@ impl Quota {
             })
             .copied()
             .collect()
-    }
-
-    /// Gives back the allowance of a placed item taken off the sheet again.
-    fn returned(&mut self, item: &Item) {
-        if let Some(a) = self.allowed.iter_mut().find(|(p, _)| *p == item.part) {
-            a.1 += 1;
-        }
     }
 
     /// Counts placed items against the quota.
