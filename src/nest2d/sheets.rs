@@ -1280,7 +1280,7 @@ mod tests {
     }
 
     #[test]
-    fn placed_and_returned_items_move_the_allowance() {
+    fn placed_items_use_up_the_allowance() {
         let p = problem();
         let pool = items(1, 10);
         let mut q = Quota::share(&p, &pool, 60.0); // 60 / 100: 6 of 10
@@ -1292,8 +1292,8 @@ mod tests {
         };
         q.placed(&[(pool[0], pose), (pool[1], pose)]);
         assert_eq!(q.take(&pool[2..]).len(), 4);
-        q.returned(&pool[1]);
-        assert_eq!(q.take(&pool[2..]).len(), 5);
+        q.placed(&[(pool[2], pose)]);
+        assert_eq!(q.take(&pool[3..]).len(), 3);
     }
 
     /// A 21 x 10.5 sheet holding a 10 x 10 square and `small` 4 x 4 squares, first-fitted.
