@@ -58,8 +58,10 @@ impl Evaluator for CpuEvaluator {
                             .find(|run| run[0] <= r && r < run[1])
                             .copied()
                             .unwrap_or([r, r + 1]);
-                        // every y' that puts this column's run over the obstacle collides too
-                        y = cy - run[0] as i32 + 1;
+                        // every y' that puts this column's run over the obstacle collides too,
+                        // and the obstacle goes on up its column to the next free cell
+                        let free = occ.first_free_in_column(cx as u32, cy as u32);
+                        y = free as i32 - run[0] as i32;
                     }
                 }
             }

@@ -1,5 +1,7 @@
-//! The sheet's occupancy grid for constructive (first-fit) placement: one bit per cell, plus the
-//! longest vertical free run per column so that hopeless columns are skipped at once.
+//! The sheet's occupancy grid for constructive (first-fit) placement: one bit per cell, kept
+//! twice (row-major for the fit tests, column-major so that a fit can jump past a whole
+//! obstacle in one step), plus the longest vertical free run per column so that hopeless
+//! columns are skipped at once.
 
 use crate::raster::PartRaster;
 
@@ -9,6 +11,9 @@ pub struct Occupancy {
     height: u32,
     words: usize,
     bits: Vec<u64>,
+    /// The same cells column-major: `col_words` words per column, bit `y % 64` of word `y / 64`.
+    col_words: usize,
+    col_bits: Vec<u64>,
     /// Longest run of free cells in each column.
     max_free_run: Vec<u32>,
 }
@@ -16,11 +21,14 @@ pub struct Occupancy {
 impl Occupancy {
     pub fn new(width: u32, height: u32) -> Occupancy {
         let words = (width as usize).div_ceil(64);
+        let col_words = (height as usize).div_ceil(64);
         Occupancy {
             width,
             height,
             words,
             bits: vec![0; words * height as usize],
+            col_words,
+            col_bits: vec![0; col_words * width as usize],
             max_free_run: vec![height; width as usize],
         }
     }
@@ -35,6 +43,7 @@ impl Occupancy {
     }
     pub fn set(&mut self, x: u32, y: u32) {
         self.bits[y as usize * self.words + (x / 64) as usize] |= 1 << (x % 64);
+        self.col_bits[x as usize * self.col_words + (y / 64) as usize] |= 1 << (y % 64);
     }
     /// The bits, row-major: `words_per_row()` 64-bit words per row, bit `x % 64` of word
     /// `x / 64` for column x (what the GPU backend uploads).
@@ -84,16 +93,45 @@ impl Occupancy {
 
     fn refresh_column(&mut self, x: u32) {
         let mut best = 0;
-        let mut cur = 0;
-        for y in 0..self.height {
-            if self.is_set(x, y) {
-                cur = 0;
-            } else {
-                cur += 1;
-                best = best.max(cur);
-            }
+        let mut y = self.first_free_in_column(x, 0);
+        while y < self.height {
+            let end = self.first_set_in_column(x, y);
+            best = best.max(end - y);
+            y = self.first_free_in_column(x, end);
         }
         self.max_free_run[x as usize] = best;
+    }
+
+    /// First free cell in column `x` at row `y` or above (`height` if none).
+    #[inline]
+    pub fn first_free_in_column(&self, x: u32, y: u32) -> u32 {
+        self.next_in_column(x, y, true)
+    }
+
+    /// First set cell in column `x` at row `y` or above (`height` if none).
+    #[inline]
+    pub fn first_set_in_column(&self, x: u32, y: u32) -> u32 {
+        self.next_in_column(x, y, false)
+    }
+
+    fn next_in_column(&self, x: u32, y: u32, free: bool) -> u32 {
+        if y >= self.height {
+            return self.height;
+        }
+        let col = &self.col_bits[x as usize * self.col_words..(x as usize + 1) * self.col_words];
+        let flip = if free { !0u64 } else { 0 };
+        let mut w = (y / 64) as usize;
+        let mut word = (col[w] ^ flip) & (!0u64 << (y % 64));
+        loop {
+            if word != 0 {
+                return (w as u32 * 64 + word.trailing_zeros()).min(self.height);
+            }
+            w += 1;
+            if w == col.len() {
+                return self.height;
+            }
+            word = col[w] ^ flip;
+        }
     }
 
     /// First set cell in row `y` within [a, b), if any.

@@ -70,22 +70,36 @@ fn line_scans_match_brute_force() {
     }
 }
 
-#[test]
-fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
-    let mut rng = Rng(42);
+/// `first_fit` and the grid's free-run summary against brute force on random `w` x `h` grids
+/// holding `obstacles` random rasters of up to `big` cells a side (solid ones with runs up to
+/// `big`, so that columns hold long obstacles a fit must jump past).
+fn first_fit_against_brute_force(seed: u64, w: u32, h: u32, obstacles: usize, big: u64) {
+    let mut rng = Rng(seed);
     let cpu = CpuEvaluator;
     for _ in 0..100 {
-        let mut occ = Occupancy::new(24, 16);
-        for _ in 0..4 {
-            let r = random_raster(&mut rng, 8);
-            occ.place(&r, rng.below(20) as i32, rng.below(12) as i32);
+        let mut occ = Occupancy::new(w, h);
+        for _ in 0..obstacles {
+            let r = random_raster_runs(&mut rng, big, big);
+            occ.place(
+                &r,
+                rng.below(w as u64) as i32 - 4,
+                rng.below(h as u64) as i32 - 4,
+            );
         }
-        let part = random_raster(&mut rng, 6);
+        for x in 0..w {
+            let (mut best, mut cur) = (0, 0);
+            for y in 0..h {
+                cur = if occ.is_set(x, y) { 0 } else { cur + 1 };
+                best = best.max(cur);
+            }
+            assert_eq!(occ.max_free_run(x), best, "column {x}");
+        }
+        let part = random_raster_runs(&mut rng, big.min(w as u64 / 2), big);
         let b = Bounds {
             x_lo: 0,
-            x_hi: 30,
+            x_hi: w as i32 + 6,
             y_lo: 0,
-            y_hi: 30,
+            y_hi: h as i32 + 6,
         };
         let got = cpu.first_fit(&occ, &part, b);
         let fits = |x: i32, y: i32| {
@@ -97,8 +111,8 @@ fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
             })
         };
         let mut want = None;
-        'o: for x in 0..=(24 - part.width() as i32) {
-            for y in 0..=(16 - part.height() as i32) {
+        'o: for x in 0..=(w as i32 - part.width() as i32) {
+            for y in 0..=(h as i32 - part.height() as i32) {
                 if fits(x, y) {
                     want = Some((x, y));
                     break 'o;
@@ -107,6 +121,17 @@ fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
         }
         assert_eq!(got, want);
     }
+}
+
+#[test]
+fn first_fit_finds_the_first_free_position_in_x_then_y_order() {
+    first_fit_against_brute_force(42, 24, 16, 4, 8);
+}
+
+#[test]
+fn first_fit_jumps_past_tall_obstacles_over_several_words_of_a_column() {
+    // columns of 150 cells span three words: the column-major jumps cross word boundaries
+    first_fit_against_brute_force(1729, 40, 150, 12, 40);
 }
 
 #[test]

@@ -399,12 +399,13 @@ fn smaller_last_sheet(
 const FILL_SHARE: f64 = 0.3;
 
 /// How a first-fit pass's time grows with the resolution: as cells per part to this power.
-/// The positions a part may take grow with the square, and each position's test with the
-/// part's rows. Measured: trousers_x2 (128 parts, 10 sheets) 0.10 to 0.13 s at 32 cells per
-/// part, 0.5 to 0.68 s at 64 and 4.35 s at 128 (8.8 times); gardeyn3_x1 0.27 s, 1.4 s and 8.7 s
-/// (6.2 times). With the square, the full-resolution pass of trousers_x2 looked affordable in a
-/// 10 s job, ran out of time and took half of the job's time with it.
-const FILL_COST_POWER: i32 = 3;
+/// The columns a part may take grow with the resolution, and so does each fit test (the
+/// part's rows); the obstacles a column's search jumps past do not, since each jump clears a
+/// whole obstacle (`Occupancy::first_free_in_column`). Measured from the quarter to the full
+/// resolution (4 times the cells per part), 2026-11-27: trousers_x2 0.009 to 0.124 s (13.8
+/// times), shirts_x2 0.0032 to 0.033 s (10 times), gardeyn3_x1 0.041 to 0.246 s (6 times). (When
+/// each jump cleared a single cell, the time grew with the cube: trousers_x2 0.13 to 4.35 s.)
+const FILL_COST_POWER: i32 = 2;
 
 /// The first-fit pass over every sheet, at the finest resolution whose cost fits the budget
 /// (`FILL_SHARE` of the time). A quarter-resolution pass runs first (it always completes, so
@@ -807,6 +808,77 @@ impl<'a> SheetOpener<'a> {
             return Some(Some(sheet));
         }
         Some(None)
+    }
+
+    /// `open`, tried on `tries` orders of `pending`: as given, then each shuffled a little
+    /// (every item moved by a random number of places, up to a fifth of the list, either way);
+    /// the sheet holding the most part area wins (the earliest try on ties). A first fit
+    /// costs little next to the local search a sheet gets after it (shirts_x2's 36 parts: about
+    /// a millisecond), and which parts a first fit lets through depends on their order. Tries
+    /// end early when `spend` has passed (the first always runs).
+    pub(super) fn open_best(
+        &mut self,
+        eval: &dyn Evaluator,
+        pending: &mut Vec<Item>,
+        tries: usize,
+        rng: &mut super::rng::Rng,
+        spend: Instant,
+        deadline: Instant,
+    ) -> Option<Option<FilledSheet>> {
+        let start = (
+            self.remaining_qty.clone(),
+            self.sizes_used.clone(),
+            self.group_priority,
+        );
+        let area = |f: &FilledSheet| -> f64 {
+            f.placed
+                .iter()
+                .map(|(i, _)| self.problem.parts[i.part].geometry.area())
+                .sum()
+        };
+        let mut best: Option<(f64, FilledSheet, _)> = None;
+        let mut first_area = 0.0;
+        for t in 0..tries.max(1) {
+            if t > 0 && Instant::now() >= spend {
+                break;
+            }
+            let mut order = pending.clone();
+            if t > 0 {
+                let reach = (order.len() / 5).max(2) as i32;
+                let mut keyed: Vec<(i64, Item)> = order
+                    .iter()
+                    .enumerate()
+                    .map(|(k, i)| (k as i64 + rng.range(-reach, reach) as i64, *i))
+                    .collect();
+                keyed.sort_by_key(|(key, _)| *key);
+                order = keyed.into_iter().map(|(_, i)| i).collect();
+            }
+            (self.remaining_qty, self.sizes_used, self.group_priority) = start.clone();
+            let Some(opened) = self.open(eval, &mut order, deadline) else {
+                break;
+            };
+            let Some(sheet) = opened else {
+                // no sheet takes any pending item: no order changes that
+                return Some(None);
+            };
+            let a = area(&sheet);
+            if t == 0 {
+                first_area = a;
+            }
+            if best.as_ref().is_none_or(|(b, ..)| a > *b) {
+                let state = (
+                    self.remaining_qty.clone(),
+                    self.sizes_used.clone(),
+                    self.group_priority,
+                );
+                best = Some((a, sheet, state));
+            }
+        }
+        let (a_best, sheet, state) = best?;
+        tracing::debug!(first = first_area, best = a_best, "first fits tried");
+        (self.remaining_qty, self.sizes_used, self.group_priority) = state;
+        pending.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
+        Some(Some(sheet))
     }
 
     /// `open` on sheet type `si` alone (if the sheet rules allow it): `None` when they do not,
