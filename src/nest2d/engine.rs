@@ -811,7 +811,8 @@ impl<'a> SheetOpener<'a> {
     }
 
     /// `open`, tried on `tries` orders of `pending`: as given, then each shuffled a little
-    /// (every item moved by a random number of places, up to a fifth of the list, either way);
+    /// (every item moved by a random number of places, up to a fifth of the list, either way,
+    /// within its part priority);
     /// the sheet holding the most part area wins (the earliest try on ties). A first fit
     /// costs little next to the local search a sheet gets after it (shirts_x2's 36 parts: about
     /// a millisecond), and which parts a first fit lets through depends on their order. Tries
@@ -844,14 +845,20 @@ impl<'a> SheetOpener<'a> {
             }
             let mut order = pending.clone();
             if t > 0 {
+                // a part never moves past one of another part priority (the sheet-priority
+                // rules place higher priorities first)
                 let reach = (order.len() / 5).max(2) as i32;
-                let mut keyed: Vec<(i64, Item)> = order
+                let priority = |i: &Item| self.problem.parts[i.part].priority;
+                let mut keyed: Vec<(std::cmp::Reverse<i32>, i64, Item)> = order
                     .iter()
                     .enumerate()
-                    .map(|(k, i)| (k as i64 + rng.range(-reach, reach) as i64, *i))
+                    .map(|(k, i)| {
+                        let key = k as i64 + rng.range(-reach, reach) as i64;
+                        (std::cmp::Reverse(priority(i)), key, *i)
+                    })
                     .collect();
-                keyed.sort_by_key(|(key, _)| *key);
-                order = keyed.into_iter().map(|(_, i)| i).collect();
+                keyed.sort_by_key(|(p, key, _)| (*p, *key));
+                order = keyed.into_iter().map(|(_, _, i)| i).collect();
             }
             (self.remaining_qty, self.sizes_used, self.group_priority) = start.clone();
             let Some(opened) = self.open(eval, &mut order, deadline) else {

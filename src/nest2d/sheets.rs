@@ -1323,6 +1323,63 @@ mod tests {
         assert_eq!(q.take(&pool[3..]).len(), 3);
     }
 
+    #[test]
+    fn the_fullest_of_several_first_fits_is_kept_within_part_priorities() {
+        // on a 20.5 square sheet a 12 x 12 square placed first leaves no room for a 10 x 10
+        // one, while the 10 x 10 ones placed first fill the sheet (400 against 144)
+        let mut p = Problem {
+            parts: vec![
+                PartSpec::new(
+                    "wide",
+                    PartGeometry::single(Shape::rectangle(12.0, 12.0)),
+                    1,
+                ),
+                PartSpec::new(
+                    "tile",
+                    PartGeometry::single(Shape::rectangle(10.0, 10.0)),
+                    4,
+                ),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 20.5, 20.5)],
+            settings: Settings::default(),
+        };
+        let far = Instant::now() + std::time::Duration::from_secs(60);
+        let area = |p: &Problem, f: &FilledSheet| -> f64 {
+            f.placed
+                .iter()
+                .map(|(i, _)| p.parts[i.part].geometry.area())
+                .sum()
+        };
+        let open = |p: &Problem, tries: usize| {
+            let res = super::super::engine::resolution(p, 64.0);
+            let mut pending = items(0, 1);
+            pending.extend(items(1, 4));
+            let sheet = SheetOpener::new(p, &res)
+                .open_best(
+                    &CpuEvaluator,
+                    &mut pending,
+                    tries,
+                    &mut Rng::new(5),
+                    far,
+                    far,
+                )
+                .flatten()
+                .expect("the sheet takes some");
+            // what the sheet took left the pending list, and nothing else did
+            assert_eq!(sheet.placed.len() + pending.len(), 5);
+            assert!(no_overlap(&sheet));
+            sheet
+        };
+        // one try is `open` itself: the wide square alone
+        assert!((area(&p, &open(&p, 1)) - 144.0).abs() < 1e-6);
+        assert!((area(&p, &open(&p, 32)) - 400.0).abs() < 1e-6);
+        // a higher priority stays first in every order tried
+        p.parts[0].priority = 1;
+        let sheet = open(&p, 32);
+        assert!(sheet.placed.iter().any(|(i, _)| i.part == 0));
+        assert!((area(&p, &sheet) - 144.0).abs() < 1e-6);
+    }
+
     /// A 21 x 10.5 sheet holding a 10 x 10 square and `small` 4 x 4 squares, first-fitted.
     fn swap_sheet(small: u32) -> (Problem, FilledSheet) {
         let p = Problem {
