@@ -880,6 +880,10 @@ impl<'a> SheetOpener<'a> {
                 );
                 best = Some((a, sheet, state));
             }
+            if order.is_empty() {
+                // it took every pending item: no order does better
+                break;
+            }
         }
         let (a_best, sheet, state) = best?;
         tracing::debug!(first = first_area, best = a_best, "first fits tried");
