@@ -816,7 +816,9 @@ impl<'a> SheetOpener<'a> {
     /// the sheet holding the most part area wins (the earliest try on ties). A first fit
     /// costs little next to the local search a sheet gets after it (shirts_x2's 36 parts: about
     /// a millisecond), and which parts a first fit lets through depends on their order. Tries
-    /// end early when `spend` has passed (the first always runs).
+    /// end early when `spend` has passed (the first always runs) or a sheet took every pending
+    /// item; a try that opens another sheet type than the given order's, or none, is not
+    /// counted; jobs with assemblies try the given order alone.
     pub(super) fn open_best(
         &mut self,
         eval: &dyn Evaluator,
@@ -839,7 +841,14 @@ impl<'a> SheetOpener<'a> {
         };
         let mut best: Option<(f64, FilledSheet, _)> = None;
         let mut first_area = 0.0;
-        for t in 0..tries.max(1) {
+        // a shuffle would split the kits `sort_for_placing` keeps together, and a kit broken
+        // on one sheet can leave it empty: jobs with assemblies keep the given order
+        let tries = if self.problem.parts.iter().any(|p| p.kit.is_some()) {
+            1
+        } else {
+            tries.max(1)
+        };
+        for t in 0..tries {
             if t > 0 && Instant::now() >= spend {
                 break;
             }
@@ -865,9 +874,21 @@ impl<'a> SheetOpener<'a> {
                 break;
             };
             let Some(sheet) = opened else {
-                // no sheet takes any pending item: no order changes that
-                return Some(None);
+                if t == 0 {
+                    // no sheet takes any pending item (as `open` answers)
+                    return Some(None);
+                }
+                continue;
             };
+            // an order that opened another sheet type than the given order's would break the
+            // sheet rules (the first type in sheet order that takes something); without kits
+            // every order opens the same type, so this is a guard
+            if best
+                .as_ref()
+                .is_some_and(|(_, b, _)| b.sheet != sheet.sheet)
+            {
+                continue;
+            }
             let a = area(&sheet);
             if t == 0 {
                 first_area = a;

@@ -1378,6 +1378,15 @@ mod tests {
         let sheet = open(&p, 32);
         assert!(sheet.placed.iter().any(|(i, _)| i.part == 0));
         assert!((area(&p, &sheet) - 144.0).abs() < 1e-6);
+        // a job with assemblies keeps the given order (a shuffle could split its kits)
+        p.parts[0].priority = 0;
+        for (k, part) in p.parts.iter_mut().enumerate() {
+            part.kit = Some(crate::nest2d::model::KitRole {
+                assembly: k as u32,
+                per_kit: 1,
+            });
+        }
+        assert!((area(&p, &open(&p, 32)) - 144.0).abs() < 1e-6);
     }
 
     /// A 21 x 10.5 sheet holding a 10 x 10 square and `small` 4 x 4 squares, first-fitted.
