@@ -1034,13 +1034,19 @@ fn bench_esicup(
             densities.iter().sum::<f64>() / densities.len() as f64
         );
     }
-    if eval.accelerated_calls() > 0 {
-        println!("calls answered by the GPU: {}", eval.accelerated_calls());
-    }
+    print_gpu_calls(eval.as_ref());
     if failed {
         anyhow::bail!("some layouts failed the exact check");
     }
     Ok(())
+}
+
+/// How many evaluations the GPU answered (the rest went to its CPU twin): what
+/// `benches/gpu-device.sh` reads to show the GPU did the work. Nothing on the CPU backend.
+fn print_gpu_calls(eval: &dyn kerf_kernels::Evaluator) {
+    if eval.accelerated_calls() > 0 {
+        println!("calls answered by the GPU: {}", eval.accelerated_calls());
+    }
 }
 
 struct SheetsBenchArgs<'a> {
@@ -1148,6 +1154,7 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
         )?;
         std::fs::write(out.join(format!("{}.svg", inst.name)), &o.svg)?;
     }
+    print_gpu_calls(eval.as_ref());
     if failed {
         anyhow::bail!("some layouts failed the exact check");
     }
