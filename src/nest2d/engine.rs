@@ -116,6 +116,14 @@ impl FilledSheet {
         self.nudges.get(k).copied().unwrap_or_default()
     }
 
+    /// The area of the parts it holds.
+    pub(super) fn part_area(&self, problem: &Problem) -> f64 {
+        self.placed
+            .iter()
+            .map(|(i, _)| problem.parts[i.part].geometry.area())
+            .sum()
+    }
+
     /// The resolution its poses refer to.
     pub(super) fn resolution(&self) -> Resolution {
         Resolution {
@@ -412,9 +420,7 @@ const FILL_COST_POWER: i32 = 2;
 /// there is always a layout). The full-resolution pass follows when the last pass's time,
 /// scaled by `FILL_COST_POWER`, fits what is left; when it does not, the half-resolution pass
 /// runs if it fits, and then the full one if that pass's time says it fits after all (the
-/// power overestimates some jobs: gardeyn3_x1's full pass takes 6.2 times its half pass, so
-/// in a 60 s run whose quarter pass took 0.27 s, the quarter's time ruled the full pass out
-/// and the half pass's let it in).
+/// power overestimates most jobs: measured, 6 to 14 times for 4 times the cells, not 16).
 fn fill_all_sheets(
     problem: &Problem,
     eval: &dyn Evaluator,
@@ -630,6 +636,13 @@ pub(super) struct SheetOpener<'a> {
     group_priority: i32,
 }
 
+/// A `SheetOpener`'s state as `open` changes it, kept to try one sheet several ways.
+struct OpenerState {
+    remaining_qty: Vec<Option<u32>>,
+    sizes_used: Vec<(u64, u64)>,
+    group_priority: i32,
+}
+
 impl<'a> SheetOpener<'a> {
     pub(super) fn new(problem: &'a Problem, res: &Resolution) -> SheetOpener<'a> {
         let s = &problem.settings;
@@ -810,15 +823,13 @@ impl<'a> SheetOpener<'a> {
         Some(None)
     }
 
-    /// `open`, tried on `tries` orders of `pending`: as given, then each shuffled a little
-    /// (every item moved by a random number of places, up to a fifth of the list, either way,
-    /// within its part priority);
-    /// the sheet holding the most part area wins (the earliest try on ties). A first fit
-    /// costs little next to the local search a sheet gets after it (shirts_x2's 36 parts: about
-    /// a millisecond), and which parts a first fit lets through depends on their order. Tries
-    /// end early when `spend` has passed (the first always runs) or a sheet took every pending
-    /// item; a try that opens another sheet type than the given order's, or none, is not
-    /// counted; jobs with assemblies try the given order alone.
+    /// `open`, tried on `tries` orders of `pending`: as given, then shuffled ones
+    /// (`shuffled`); the sheet holding the most part area wins (the earliest try on ties). A
+    /// first fit costs little next to the local search a sheet gets after it (shirts_x2's 36
+    /// parts: about a millisecond), and which parts it lets through depends on their order.
+    /// The shuffled tries stop when `spend` has passed or a sheet took every pending item;
+    /// jobs with assemblies try the given order alone (a shuffle would split the kits
+    /// `sort_for_placing` keeps together, and a kit broken on one sheet can leave it empty).
     pub(super) fn open_best(
         &mut self,
         eval: &dyn Evaluator,
@@ -828,89 +839,71 @@ impl<'a> SheetOpener<'a> {
         spend: Instant,
         deadline: Instant,
     ) -> Option<Option<FilledSheet>> {
-        let start = (
-            self.remaining_qty.clone(),
-            self.sizes_used.clone(),
-            self.group_priority,
-        );
-        let area = |f: &FilledSheet| -> f64 {
-            f.placed
-                .iter()
-                .map(|(i, _)| self.problem.parts[i.part].geometry.area())
-                .sum()
+        let start = self.state();
+        let mut left = pending.clone();
+        let Some(first) = self.open(eval, &mut left, deadline)? else {
+            return Some(None);
         };
-        let mut best: Option<(f64, FilledSheet, _)> = None;
-        let mut first_area = 0.0;
-        // a shuffle would split the kits `sort_for_placing` keeps together, and a kit broken
-        // on one sheet can leave it empty: jobs with assemblies keep the given order
-        let tries = if self.problem.parts.iter().any(|p| p.kit.is_some()) {
-            1
-        } else {
-            tries.max(1)
-        };
-        for t in 0..tries {
-            if t > 0 && Instant::now() >= spend {
+        let first_area = first.part_area(self.problem);
+        let mut best = (first_area, first, self.state());
+        let tries = if self.problem.has_kits() { 1 } else { tries };
+        let mut took_all = left.is_empty();
+        for _ in 1..tries {
+            if took_all || Instant::now() >= spend {
                 break;
             }
-            let mut order = pending.clone();
-            if t > 0 {
-                // a part never moves past one of another part priority (the sheet-priority
-                // rules place higher priorities first)
-                let reach = (order.len() / 5).max(2) as i32;
-                let priority = |i: &Item| self.problem.parts[i.part].priority;
-                let mut keyed: Vec<(std::cmp::Reverse<i32>, i64, Item)> = order
-                    .iter()
-                    .enumerate()
-                    .map(|(k, i)| {
-                        let key = k as i64 + rng.range(-reach, reach) as i64;
-                        (std::cmp::Reverse(priority(i)), key, *i)
-                    })
-                    .collect();
-                keyed.sort_by_key(|(p, key, _)| (*p, *key));
-                order = keyed.into_iter().map(|(_, _, i)| i).collect();
-            }
-            (self.remaining_qty, self.sizes_used, self.group_priority) = start.clone();
-            let Some(opened) = self.open(eval, &mut order, deadline) else {
+            let mut order = self.shuffled(pending, rng);
+            self.restore(&start);
+            // (the same sheet type opens whatever the order: the first, in sheet order, that
+            // holds one of the pending items alone)
+            let Some(Some(sheet)) = self.open(eval, &mut order, deadline) else {
                 break;
             };
-            let Some(sheet) = opened else {
-                if t == 0 {
-                    // no sheet takes any pending item (as `open` answers)
-                    return Some(None);
-                }
-                continue;
-            };
-            // an order that opened another sheet type than the given order's would break the
-            // sheet rules (the first type in sheet order that takes something); without kits
-            // every order opens the same type, so this is a guard
-            if best
-                .as_ref()
-                .is_some_and(|(_, b, _)| b.sheet != sheet.sheet)
-            {
-                continue;
+            debug_assert_eq!(sheet.sheet, best.1.sheet);
+            let area = sheet.part_area(self.problem);
+            if area > best.0 {
+                best = (area, sheet, self.state());
             }
-            let a = area(&sheet);
-            if t == 0 {
-                first_area = a;
-            }
-            if best.as_ref().is_none_or(|(b, ..)| a > *b) {
-                let state = (
-                    self.remaining_qty.clone(),
-                    self.sizes_used.clone(),
-                    self.group_priority,
-                );
-                best = Some((a, sheet, state));
-            }
-            if order.is_empty() {
-                // it took every pending item: no order does better
-                break;
-            }
+            took_all = order.is_empty();
         }
-        let (a_best, sheet, state) = best?;
-        tracing::debug!(first = first_area, best = a_best, "first fits tried");
-        (self.remaining_qty, self.sizes_used, self.group_priority) = state;
+        let (area, sheet, state) = best;
+        tracing::debug!(first = first_area, best = area, "first fits tried");
+        self.restore(&state);
         pending.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
         Some(Some(sheet))
+    }
+
+    /// `items` shuffled a little: each moved by a random number of places, up to a fifth of
+    /// the list, either way, but never past an item of another part priority (the sheet
+    /// rules place higher priorities first).
+    fn shuffled(&self, items: &[Item], rng: &mut super::rng::Rng) -> Vec<Item> {
+        let reach = (items.len() / 5).max(2) as i32;
+        let mut keyed: Vec<(std::cmp::Reverse<i32>, i64, Item)> = items
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                let priority = self.problem.parts[i.part].priority;
+                let key = k as i64 + rng.range(-reach, reach) as i64;
+                (std::cmp::Reverse(priority), key, *i)
+            })
+            .collect();
+        keyed.sort_by_key(|(priority, key, _)| (*priority, *key));
+        keyed.into_iter().map(|(_, _, i)| i).collect()
+    }
+
+    /// What `open` changes: the quantities and sizes used, and the priority group.
+    fn state(&self) -> OpenerState {
+        OpenerState {
+            remaining_qty: self.remaining_qty.clone(),
+            sizes_used: self.sizes_used.clone(),
+            group_priority: self.group_priority,
+        }
+    }
+
+    fn restore(&mut self, state: &OpenerState) {
+        self.remaining_qty.clone_from(&state.remaining_qty);
+        self.sizes_used.clone_from(&state.sizes_used);
+        self.group_priority = state.group_priority;
     }
 
     /// `open` on sheet type `si` alone (if the sheet rules allow it): `None` when they do not,

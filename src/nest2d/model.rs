@@ -466,6 +466,11 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Whether any part belongs to an assembly (kits move only whole).
+    pub fn has_kits(&self) -> bool {
+        self.parts.iter().any(|p| p.kit.is_some())
+    }
+
     /// How many part copies are asked for (fillers aside): the size of the nest.
     pub fn copies_asked(&self) -> u64 {
         self.parts.iter().map(|p| u64::from(p.quantity)).sum()

@@ -286,14 +286,14 @@ impl SheetSearch<'_> {
         } else {
             distinct_layouts(sheets)
         };
-        let last = sheets.last().map_or(0.0, |l| self.part_area(l));
+        let last = sheets.last().map_or(0.0, |l| l.part_area(self.problem));
         (sheets.len(), distinct, last)
     }
 
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
     /// (the construction's first sheet's before any): how many slices the time is cut into.
     fn sheets_needed(&self, current: &FilledSheet, pool: &[Item], utilisation: f64) -> usize {
-        let area: f64 = self.part_area(current)
+        let area: f64 = current.part_area(self.problem)
             + pool
                 .iter()
                 .map(|i| self.problem.parts[i.part].geometry.area())
@@ -310,10 +310,6 @@ impl SheetSearch<'_> {
             .max(1)
     }
 
-    fn part_area(&self, sheet: &FilledSheet) -> f64 {
-        sheet.placed.iter().map(|(i, _)| self.item_area(i)).sum()
-    }
-
     /// One part's area.
     fn item_area(&self, item: &Item) -> f64 {
         self.problem.parts[item.part].geometry.area()
@@ -326,7 +322,7 @@ impl SheetSearch<'_> {
 
     /// Part area over sheet area, in percent.
     fn utilisation(&self, sheet: &FilledSheet) -> f64 {
-        100.0 * self.part_area(sheet) / self.problem.sheets[sheet.sheet].area()
+        100.0 * sheet.part_area(self.problem) / self.problem.sheets[sheet.sheet].area()
     }
 
     /// Makes one sheet denser with parts from `pool` (those it takes leave the pool): each
@@ -359,7 +355,7 @@ impl SheetSearch<'_> {
                 .into_iter()
                 .map(|h| {
                     let (sheet, pool) = h.join().expect("densify thread panicked");
-                    (self.part_area(&sheet), sheet, pool)
+                    (sheet.part_area(self.problem), sheet, pool)
                 })
                 .collect()
         });
@@ -424,7 +420,7 @@ impl SheetSearch<'_> {
             }
             pool.retain(|i| !new.iter().any(|p| p.same_unit(i)));
 
-            let free = sheet_area - self.part_area(&sheet);
+            let free = sheet_area - sheet.part_area(self.problem);
             let next = candidates.iter().copied().find(|i| {
                 !refused.contains(&i.part) && problem.parts[i.part].geometry.area() <= free
             });
@@ -710,8 +706,8 @@ impl SheetSearch<'_> {
         // an assembly's parts move only in whole kits, which a swap does not keep; and a swap
         // that does not empty the last sheet makes one more distinct layout, which
         // RepeatPreference asks to avoid
-        let may_evict = self.problem.parts.iter().all(|p| p.kit.is_none())
-            && self.problem.settings.repeat == RepeatPreference::None;
+        let may_evict =
+            !self.problem.has_kits() && self.problem.settings.repeat == RepeatPreference::None;
         let mut evictions = 0usize;
         // a swap may push off more area than it brings (smaller parts, which find room more
         // easily): the state whose last sheet costs least (`LastSheet`) is what stands
@@ -1344,12 +1340,6 @@ mod tests {
             settings: Settings::default(),
         };
         let far = Instant::now() + std::time::Duration::from_secs(60);
-        let area = |p: &Problem, f: &FilledSheet| -> f64 {
-            f.placed
-                .iter()
-                .map(|(i, _)| p.parts[i.part].geometry.area())
-                .sum()
-        };
         let open = |p: &Problem, tries: usize| {
             let res = super::super::engine::resolution(p, 64.0);
             let mut pending = items(0, 1);
@@ -1371,13 +1361,13 @@ mod tests {
             sheet
         };
         // one try is `open` itself: the wide square alone
-        assert!((area(&p, &open(&p, 1)) - 144.0).abs() < 1e-6);
-        assert!((area(&p, &open(&p, 32)) - 400.0).abs() < 1e-6);
+        assert!((open(&p, 1).part_area(&p) - 144.0).abs() < 1e-6);
+        assert!((open(&p, 32).part_area(&p) - 400.0).abs() < 1e-6);
         // a higher priority stays first in every order tried
         p.parts[0].priority = 1;
         let sheet = open(&p, 32);
         assert!(sheet.placed.iter().any(|(i, _)| i.part == 0));
-        assert!((area(&p, &sheet) - 144.0).abs() < 1e-6);
+        assert!((sheet.part_area(&p) - 144.0).abs() < 1e-6);
         // a job with assemblies keeps the given order (a shuffle could split its kits)
         p.parts[0].priority = 0;
         for (k, part) in p.parts.iter_mut().enumerate() {
@@ -1386,7 +1376,7 @@ mod tests {
                 per_kit: 1,
             });
         }
-        assert!((area(&p, &open(&p, 32)) - 144.0).abs() < 1e-6);
+        assert!((open(&p, 32).part_area(&p) - 144.0).abs() < 1e-6);
     }
 
     /// A 21 x 10.5 sheet holding a 10 x 10 square and `small` 4 x 4 squares, first-fitted.
