@@ -238,8 +238,14 @@ fn scan_line_into<const ALONG_X: bool>(
         .max()
         .unwrap_or(0);
     let base = lo - extent_a - max_extent_b - 2;
-    let len = (hi - base + 2) as usize;
+    // Every corner of a trapezoid kept below lies within the array: an other in reach starts
+    // after lo - its extent, so its corners start past base, and ends before hi + extent_a + its
+    // extent. (The array runs past hi, where the integration stops, so that no corner needs a
+    // bounds test of its own.)
+    let len = (hi + extent_a + max_extent_b + 2 - base) as usize;
     let mut d = vec![0i64; len];
+    // the line's ends as indices of d
+    let (lo_i, hi_i) = (lo - base, hi - base);
     for o in others {
         let (o_lane0, o_off) = if ALONG_X { (o.y, o.x) } else { (o.x, o.y) };
         let (o_lanes, o_extent) = dims::<ALONG_X>(o.raster);
@@ -250,24 +256,25 @@ fn scan_line_into<const ALONG_X: bool>(
         let l0 = fixed.max(o_lane0);
         let l1 = (fixed + lanes_a).min(o_lane0 + o_lanes);
         let w = o.weight as i64;
+        let off = o_off - base;
         for ln in l0..l1 {
             let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
             let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
             for b in rb {
-                let (b0, b1) = (b[0] as i32 + o_off, b[1] as i32 + o_off);
+                let (b0, b1) = (b[0] as i32 + off, b[1] as i32 + off);
                 for a in ra {
-                    let m = ((a[1] - a[0]) as i32).min(b1 - b0);
-                    let x1 = b0 - a[1] as i32;
-                    let x4 = b1 - a[0] as i32;
-                    if x4 <= lo || x1 >= hi {
+                    let (a0, a1) = (a[0] as i32, a[1] as i32);
+                    let m = (a1 - a0).min(b1 - b0);
+                    let (x1, x4) = (b0 - a1, b1 - a0);
+                    if x4 <= lo_i || x1 >= hi_i {
                         continue;
                     }
-                    for (x, sgn) in [(x1, 1), (x1 + m, -1), (x4 - m, -1), (x4, 1)] {
-                        let i = (x - base) as usize;
-                        if i < len {
-                            d[i] += sgn * w;
-                        }
-                    }
+                    debug_assert!(x1 > 0 && (x4 as usize) < len);
+                    let (x1, x4, m) = (x1 as usize, x4 as usize, m as usize);
+                    d[x1] += w;
+                    d[x1 + m] -= w;
+                    d[x4 - m] -= w;
+                    d[x4] += w;
                 }
             }
         }
