@@ -293,11 +293,7 @@ impl SheetSearch<'_> {
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
     /// (the construction's first sheet's before any): how many slices the time is cut into.
     fn sheets_needed(&self, current: &FilledSheet, pool: &[Item], utilisation: f64) -> usize {
-        let area: f64 = current.part_area(self.problem)
-            + pool
-                .iter()
-                .map(|i| self.problem.parts[i.part].geometry.area())
-                .sum::<f64>();
+        let area = current.part_area(self.problem) + self.area_of(pool);
         let u = if utilisation > 0.0 {
             utilisation
         } else {
@@ -421,9 +417,10 @@ impl SheetSearch<'_> {
             pool.retain(|i| !new.iter().any(|p| p.same_unit(i)));
 
             let free = sheet_area - sheet.part_area(self.problem);
-            let next = candidates.iter().copied().find(|i| {
-                !refused.contains(&i.part) && problem.parts[i.part].geometry.area() <= free
-            });
+            let next = candidates
+                .iter()
+                .copied()
+                .find(|i| !refused.contains(&i.part) && self.item_area(i) <= free);
             let Some(item) = next else {
                 if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << slice.retries {
                     break;
