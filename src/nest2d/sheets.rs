@@ -331,7 +331,9 @@ impl SheetSearch<'_> {
         slice: Slice,
         salt: u64,
     ) -> FilledSheet {
-        if sheet.placed.len() + pool.len() > MAX_COMPACTED_PARTS {
+        // (the bound is on the sheet's parts, which an insertion compacts, not on the pool: a
+        // job of 2,500 parts or more used to skip densifying its first sheets entirely)
+        if sheet.placed.len() >= MAX_COMPACTED_PARTS {
             return sheet;
         }
         let outcomes: Vec<(f64, FilledSheet, Vec<Item>)> = std::thread::scope(|scope| {
@@ -430,6 +432,9 @@ impl SheetSearch<'_> {
                 insert_rounds *= 2;
                 continue;
             };
+            if sheet.placed.len() >= MAX_COMPACTED_PARTS {
+                break; // the first fits filled the sheet past what an insertion compacts
+            }
             let budget = Budget {
                 deadline: slice.deadline,
                 cancel: self.cancel.flag(),

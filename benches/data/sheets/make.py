@@ -27,11 +27,20 @@ INSTANCES = [
     ("gardeyn3_x1", "gardeyn3", 1, [("S16000", 16000.0, 0)]),
 ]
 
-for name, source, factor, sheets in INSTANCES:
+# large jobs (`../sheets-large`): many sheets, where each sheet gets well under a second of a
+# 60 s limit; measured, not tuned on (README, multi-sheet benchmarks)
+LARGE = [
+    ("shirts_x10", "shirts", 10, [("S20", 20.0, 0)]),
+    ("trousers_x8", "trousers", 8, [("S88", 88.5, 0)]),
+    ("swim_x10", "swim", 10, [("S3000", 3000.0, 0)]),
+    ("jakobs1_x30", "jakobs1", 30, [("S15", 15.0, 0)]),
+]
+
+for name, source, factor, sheets in INSTANCES + [("../sheets-large/" + n, s, f, sh) for n, s, f, sh in LARGE]:
     with open(f"../nest2d/{source}.json") as f:
         inst = json.load(f)
     height = inst.pop("strip_height")
-    inst["name"] = name
+    inst["name"] = name.split("/")[-1]
     for item in inst["items"]:
         item["demand"] *= factor
     inst["sheets"] = [
