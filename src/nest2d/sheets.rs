@@ -333,7 +333,7 @@ impl SheetSearch<'_> {
     ) -> FilledSheet {
         // (the bound is on the sheet's parts, which an insertion compacts, not on the pool: a
         // job of 2,500 parts or more used to skip densifying its first sheets entirely)
-        if sheet.placed.len() >= MAX_COMPACTED_PARTS {
+        if !takes_insertions(&sheet) {
             return sheet;
         }
         let outcomes: Vec<(f64, FilledSheet, Vec<Item>)> = std::thread::scope(|scope| {
@@ -432,9 +432,6 @@ impl SheetSearch<'_> {
                 insert_rounds *= 2;
                 continue;
             };
-            if sheet.placed.len() >= MAX_COMPACTED_PARTS {
-                break; // the first fits filled the sheet past what an insertion compacts
-            }
             let budget = Budget {
                 deadline: slice.deadline,
                 cancel: self.cancel.flag(),
@@ -470,12 +467,16 @@ impl SheetSearch<'_> {
     }
 
     /// The sheet's parts' orientation lists and poses, with `item` added last where it overlaps
-    /// least (`None` when it has no pose on the sheet).
+    /// least (`None` when it has no pose on the sheet, or the sheet holds too many parts to
+    /// compact with one more: every insertion, plain or evicting, starts here).
     fn with_item_added<'s>(
         &self,
         sheet: &'s FilledSheet,
         item: Item,
     ) -> Option<(Vec<&'s [Oriented]>, Vec<Pose>)> {
+        if !takes_insertions(sheet) {
+            return None;
+        }
         let orients = sheet.table[item.part].as_slice();
         let occ = sheet.occupancy();
         let (_, pose) = least_overlap_pose(self.eval, &sheet.area, &occ, orients)?;
@@ -1201,6 +1202,12 @@ fn distinct_layouts(sheets: &[FilledSheet]) -> usize {
     keys.sort();
     keys.dedup();
     keys.len()
+}
+
+/// Whether the compactor may take the sheet's parts and one more (`MAX_COMPACTED_PARTS`: its
+/// dense pair matrices).
+fn takes_insertions(sheet: &FilledSheet) -> bool {
+    sheet.placed.len() < MAX_COMPACTED_PARTS
 }
 
 /// The same layout again, with the next unused copies of each part (taken out of `pool`).

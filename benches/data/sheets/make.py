@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the multi-sheet instances of `kerf bench sheets` from the ESICUP strip instances in
 ../nest2d: each item's demand multiplied, the strip replaced by a list of sheets of the strip's
-height (quantity 0: as many as needed). Run from this directory; it rewrites the JSON files."""
+height (quantity 0: as many as needed). Run from this directory; it rewrites the JSON files here
+and in ../sheets-large."""
 import json
 
 # name, source, demand factor, sheets [(id, width, quantity)] (height: the strip's)
@@ -36,17 +37,18 @@ LARGE = [
     ("jakobs1_x30", "jakobs1", 30, [("S15", 15.0, 0)]),
 ]
 
-for name, source, factor, sheets in INSTANCES + [("../sheets-large/" + n, s, f, sh) for n, s, f, sh in LARGE]:
-    with open(f"../nest2d/{source}.json") as f:
-        inst = json.load(f)
-    height = inst.pop("strip_height")
-    inst["name"] = name.split("/")[-1]
-    for item in inst["items"]:
-        item["demand"] *= factor
-    inst["sheets"] = [
-        {"id": sid, "width": width, "height": height, "quantity": qty}
-        for sid, width, qty in sheets
-    ]
-    with open(f"{name}.json", "w") as f:
-        json.dump(inst, f)
-    print(name)
+for out_dir, instances in [(".", INSTANCES), ("../sheets-large", LARGE)]:
+    for name, source, factor, sheets in instances:
+        with open(f"../nest2d/{source}.json") as f:
+            inst = json.load(f)
+        height = inst.pop("strip_height")
+        inst["name"] = name
+        for item in inst["items"]:
+            item["demand"] *= factor
+        inst["sheets"] = [
+            {"id": sid, "width": width, "height": height, "quantity": qty}
+            for sid, width, qty in sheets
+        ]
+        with open(f"{out_dir}/{name}.json", "w") as f:
+            json.dump(inst, f)
+        print(f"{out_dir}/{name}")
