@@ -11,8 +11,8 @@
 #
 #   KERF=path/to/kerf TIME=30 SEED=1 OUT=dir MODES="cpu gpu gpu:0" benches/gpu-device.sh [instance ...]
 #
-# An instance named sheets:NAME is a multi-sheet instance (benches/data/sheets/NAME.json) nested
-# with `kerf bench sheets`; its cell in the table is sheets used / sheet equivalents.
+# An instance named sheets:NAME is a multi-sheet instance (benches/data/sheets/NAME.json, or
+# benches/data/sheets-large/NAME.json) nested with `kerf bench sheets`; its cell in the table is sheets used / sheet equivalents.
 #
 # Prints the tables and writes them to $OUT (few files: the device tool brings back eight).
 set -u
@@ -52,7 +52,9 @@ run_one() { # pair instance mode
     (
         [ -n "$min" ] && export KERF_GPU_MIN_WORK=$min
         if [[ $2 == sheets:* ]]; then
-            taskset -c "$cores" "$KERF" bench sheets "benches/data/sheets/${2#sheets:}.json" \
+            local file="benches/data/sheets/${2#sheets:}.json"
+            [ -f "$file" ] || file="benches/data/sheets-large/${2#sheets:}.json"
+            taskset -c "$cores" "$KERF" bench sheets "$file" \
                 --time "$TIME" --seed "$SEED" --compute "$compute" \
                 --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         else
