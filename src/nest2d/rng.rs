@@ -22,6 +22,10 @@ impl Rng {
         }
         lo + (self.next_u64() % (hi - lo + 1) as u64) as i32
     }
+    /// Uniform in [0, 1), on 53 bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
     pub fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0

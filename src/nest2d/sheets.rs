@@ -4,8 +4,10 @@
 //! layout. This module rebuilds the sheets one at a time, each dense and each with a fair mix:
 //!
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
-//!    times the fraction of the parts' area the sheet can hold (`Quota`), so big and small
-//!    parts spread over the sheets as they do along a strip. The pool, and so every first fit,
+//!    times the fraction of the parts' area the sheet can hold (`Quota`), rounded up, so big
+//!    and small parts spread over the sheets as they do along a strip; a kind expected less
+//!    than once on the sheet, in a pool with common kinds, is drawn with that probability
+//!    (from the seed), so that the first sheets do not use it up. The pool, and so every first fit,
 //!    puts the longest parts first (`ORDER`): a sheet's free rows only shorten as it fills.
 //! 2. **Insert**: the share is first-fitted into the sheet (in `FIRST_FIT_TRIES` orders, the
 //!    pool's and shuffled ones, the fullest kept); then the first part of it left in
@@ -186,6 +188,12 @@ impl SheetSearch<'_> {
                     &pool,
                     self.problem.sheets[si].area() * best_utilisation.max(EXPECTED_UTILISATION)
                         / 100.0,
+                    // (a stream of its own: the first fits below draw from another)
+                    &mut Rng::new(
+                        s.seed
+                            .wrapping_add(done.len() as u64 * 0x9e37_79b9)
+                            .wrapping_add(17),
+                    ),
                 );
                 let mut share = quota.take(&pool);
                 // several first fits of the share, in shuffled orders: the start that holds
@@ -1121,7 +1129,14 @@ impl Quota {
     /// (15 % once) let the first sheets take more of the small parts that fill gaps, and the
     /// later sheets, left with the big ones, packed worse: `kerf bench sheets --time 60` took 8
     /// sheets for shirts_x2 with it and 7 without (three runs each), and no instance took more.
-    fn share(problem: &Problem, pool: &[Item], capacity: f64) -> Quota {
+    ///
+    /// A rare kind (under one copy expected on the sheet) in a pool that also has common ones
+    /// gets one copy with the probability it is expected, drawn from `rng`, instead of one
+    /// copy always: rounded up, every early sheet took one, the rare kinds were gone after a
+    /// third of trousers_x8's sheets, and its last sheets held the common kinds alone at 66 to
+    /// 70 % (README, large jobs). A pool of rare kinds only (distinct parts) is shared out
+    /// rounded up as before: the whole pool, from which the sheet's first fit chooses.
+    fn share(problem: &Problem, pool: &[Item], capacity: f64, rng: &mut Rng) -> Quota {
         let total: f64 = pool
             .iter()
             .map(|i| problem.parts[i.part].geometry.area())
@@ -1138,11 +1153,20 @@ impl Quota {
                 None => allowed.push((i.part, 1)),
             }
         }
+        // a kit's parts in whole kits: counted in kits, a multiple of the copies per kit (the
+        // pool holds whole kits, so every part of an assembly gives the same kit count)
+        let step = |part: usize| problem.parts[part].kit.map_or(1, |k| k.per_kit as usize);
+        let expected =
+            |(part, copies): (usize, usize)| copies as f64 * fraction / step(part) as f64;
+        let mixed = allowed.iter().any(|&a| expected(a) >= 1.0);
         for a in &mut allowed {
-            // a kit's parts in whole kits: rounded up to a multiple of the copies per kit (the
-            // pool holds whole kits, so every part of an assembly gives the same kit count)
-            let step = problem.parts[a.0].kit.map_or(1, |k| k.per_kit as usize);
-            a.1 = (((a.1 as f64 * fraction) / step as f64).ceil() as usize * step).min(a.1);
+            let e = expected(*a);
+            let units = if mixed && e < 1.0 {
+                usize::from(rng.unit() < e)
+            } else {
+                e.ceil() as usize
+            };
+            a.1 = (units * step(a.0)).min(a.1);
         }
         Quota { allowed }
     }
@@ -1262,7 +1286,7 @@ mod tests {
         let mut pool = items(0, 4);
         pool.extend(items(1, 10));
         // pool area 400 + 100 = 500; a sheet holding 230 takes 230 / 500 = 46 % of each
-        let q = Quota::share(&p, &pool, 230.0);
+        let q = Quota::share(&p, &pool, 230.0, &mut Rng::new(1));
         assert_eq!(q.allowed, vec![(0, 2), (1, 5)]);
         let share = q.take(&pool);
         assert_eq!(share.iter().filter(|i| i.part == 0).count(), 2);
@@ -1270,8 +1294,30 @@ mod tests {
         // in pool order: the first copies of each
         assert!(share.iter().filter(|i| i.part == 1).all(|i| i.instance < 5));
         // a sheet larger than the pool takes all of it, never more
-        let all = Quota::share(&p, &pool, 1e6);
+        let all = Quota::share(&p, &pool, 1e6, &mut Rng::new(1));
         assert_eq!(all.take(&pool).len(), pool.len());
+    }
+
+    #[test]
+    fn a_rare_kind_among_common_ones_is_drawn_as_often_as_it_is_expected() {
+        let p = problem();
+        // ten big (1000 of area) and one small (10): a sheet holding 230 expects 2.28 big,
+        // rounded up to 3, and 0.228 small, drawn
+        let mut pool = items(0, 10);
+        pool.extend(items(1, 1));
+        let draws = 1000;
+        let mut small = 0;
+        for seed in 0..draws {
+            let q = Quota::share(&p, &pool, 230.0, &mut Rng::new(seed));
+            assert!(q.allowed.contains(&(0, 3)), "{:?}", q.allowed);
+            small += q.take(&pool).iter().filter(|i| i.part == 1).count();
+        }
+        // about 228 of 1000 (the draws are fixed by the seeds; a rounding up would give 1000)
+        assert!((150..=310).contains(&small), "{small} of {draws}");
+        // rare kinds alone (distinct parts) are rounded up: the whole pool, as before
+        let rare_only = vec![items(0, 1), items(1, 1)].concat();
+        let q = Quota::share(&p, &rare_only, 40.0, &mut Rng::new(1));
+        assert_eq!(q.take(&rare_only).len(), 2);
     }
 
     #[test]
@@ -1315,7 +1361,7 @@ mod tests {
     fn placed_items_use_up_the_allowance() {
         let p = problem();
         let pool = items(1, 10);
-        let mut q = Quota::share(&p, &pool, 60.0); // 60 / 100: 6 of 10
+        let mut q = Quota::share(&p, &pool, 60.0, &mut Rng::new(1)); // 60 / 100: 6 of 10
         assert_eq!(q.allowed, vec![(1, 6)]);
         let pose = Pose {
             orient: 0,
