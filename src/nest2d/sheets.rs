@@ -1135,7 +1135,8 @@ impl Quota {
     /// copy always: rounded up, every early sheet took one, the rare kinds were gone after a
     /// third of trousers_x8's sheets, and its last sheets held the common kinds alone at 66 to
     /// 70 % (README, large jobs). A pool of rare kinds only (distinct parts) is shared out
-    /// rounded up as before: the whole pool, from which the sheet's first fit chooses.
+    /// rounded up as before: the whole pool, from which the sheet's first fit chooses; so are
+    /// the parts of assemblies.
     fn share(problem: &Problem, pool: &[Item], capacity: f64, rng: &mut Rng) -> Quota {
         let total: f64 = pool
             .iter()
@@ -1161,7 +1162,9 @@ impl Quota {
         let mixed = allowed.iter().any(|&a| expected(a) >= 1.0);
         for a in &mut allowed {
             let e = expected(*a);
-            let units = if mixed && e < 1.0 {
+            // (an assembly's parts are rounded up as before: a draw for each part would split
+            // its kits, and the sheet would keep only the whole ones)
+            let units = if mixed && e < 1.0 && problem.parts[a.0].kit.is_none() {
                 usize::from(rng.unit() < e)
             } else {
                 e.ceil() as usize
