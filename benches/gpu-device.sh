@@ -12,7 +12,8 @@
 #   KERF=path/to/kerf TIME=30 SEED=1 OUT=dir MODES="cpu gpu gpu:0" benches/gpu-device.sh [instance ...]
 #
 # An instance named sheets:NAME is a multi-sheet instance (benches/data/sheets/NAME.json, or
-# benches/data/sheets-large/NAME.json) nested with `kerf bench sheets`; its cell in the table is sheets used / sheet equivalents.
+# benches/data/sheets-large/NAME.json) nested with `kerf bench sheets`; its cell in the table
+# is sheets used / sheet equivalents.
 #
 # Prints the tables and writes them to $OUT (few files: the device tool brings back eight).
 set -u

@@ -9,8 +9,8 @@
 //!    than once on the sheet, in a pool where some kind is expected once or more, is drawn
 //!    with that probability (from the seed), so that the first sheets do not all take one
 //!    (not an assembly's parts, nor parts above the pool's lowest priority). The pool, and so
-//!    every first fit,
-//!    puts the longest parts first (`ORDER`): a sheet's free rows only shorten as it fills.
+//!    every first fit, puts the longest parts first (`ORDER`): a sheet's free rows only
+//!    shorten as it fills.
 //! 2. **Insert**: the share is first-fitted into the sheet (in `FIRST_FIT_TRIES` orders, the
 //!    pool's and shuffled ones, the fullest kept); then the first part of it left in
 //!    the pool's order (the longest) is inserted where it overlaps least and the local search
@@ -390,8 +390,8 @@ impl SheetSearch<'_> {
     /// until nothing overlaps, or gives up, and the part is taken back out. While the sheet has
     /// a share, only the share's parts are tried; when a round begins with the whole share on
     /// the sheet, the whole pool. (A share whose last parts are refused, or whose last parts
-    /// the round's first fit places, ends the densification without the pool: found in review
-    /// in the eleventh session and left as it was measured; README.)
+    /// the round's first fit places, ends the densification without the pool: left as it was
+    /// measured, README, large jobs.)
     fn densify_one(
         &self,
         mut sheet: FilledSheet,
@@ -1164,17 +1164,17 @@ impl Quota {
         let expected =
             |(part, copies): (usize, usize)| copies as f64 * fraction / step(part) as f64;
         let mixed = allowed.iter().any(|&a| expected(a) >= 1.0);
-        // drawn: neither an assembly's parts (a draw for each part would split its kits, and
+        // may be drawn: neither an assembly's parts (a draw for each part would split its kits, and
         // the sheet keeps only whole ones) nor a part above the pool's lowest priority (every
         // share keeps a copy of each higher kind, so the sheet rules still open each sheet
         // for the highest priority left)
         let lowest = pool.iter().map(|i| problem.parts[i.part].priority).min();
-        let drawn = |part: usize| {
+        let may_draw = |part: usize| {
             problem.parts[part].kit.is_none() && Some(problem.parts[part].priority) == lowest
         };
         for a in &mut allowed {
             let e = expected(*a);
-            let units = if mixed && e < 1.0 && drawn(a.0) {
+            let units = if mixed && e < 1.0 && may_draw(a.0) {
                 usize::from(rng.unit() < e)
             } else {
                 e.ceil() as usize
