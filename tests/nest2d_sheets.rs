@@ -288,3 +288,61 @@ fn minimise_cost_puts_the_rest_on_the_smallest_sheet_that_takes_it() {
     assert_eq!(sheets_used(Objective::MinimiseCost), [1, 1]);
     assert_eq!(sheets_used(Objective::MaximiseUtilisation), [2, 0]);
 }
+
+#[test]
+fn full_sheets_fill_along_the_better_axis_and_the_last_along_the_asked_one() {
+    // shirts' parts (9 to 13 long, turning by 180 degrees only) on 20 x 40 sheets: filled
+    // along the 20-long side, a column of 13-long parts leaves a 7-wide one that few parts fit;
+    // filled along the 40-long side, each row takes a big part and small ones beside it
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/data/sheets/shirts_x2.json"
+    );
+    let mut inst = kerf::bench::sheets::load(std::path::Path::new(path)).unwrap();
+    for item in &mut inst.items {
+        item.demand = item.demand.div_ceil(3);
+    }
+    let (w, h) = (inst.sheets[0].width, inst.sheets[0].height);
+    let solve_along = |direction: Direction| {
+        let problem = kerf::bench::sheets::problem(
+            &inst,
+            Settings {
+                direction,
+                ..settings(8, 3)
+            },
+        );
+        let r = solve(&problem);
+        check_sheets(&problem, &r);
+        assert_eq!(r.stats.parts_unplaced, 0);
+        assert!(r.stats.sheets_used >= 2, "a multi-sheet job");
+        // every sheet's used length is measured along the asked direction
+        let length = if direction == Direction::X { w } else { h };
+        for l in &r.layouts {
+            assert!(
+                l.used_length <= length + 1e-6,
+                "{direction:?}: used length {} on a sheet {length} long",
+                l.used_length
+            );
+        }
+        r
+    };
+    let x = solve_along(Direction::X);
+    let y = solve_along(Direction::Y);
+    // the full sheets do not depend on the asked direction: both jobs fill them along the
+    // axis whose construction ranks better, with the same search
+    let full = |r: &NestResult| {
+        r.layouts[..r.layouts.len() - 1]
+            .iter()
+            .map(|l| (l.sheet, l.multiplicity, l.placements.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(full(&x), full(&y));
+    // the last sheet, whose remnant the shop keeps, is compacted along the asked direction:
+    // its parts end well before the sheet's end along X when X is asked
+    let last = x.layouts.last().unwrap();
+    assert!(
+        last.used_length < 0.9 * w,
+        "last sheet along X: {}",
+        last.used_length
+    );
+}

@@ -2,6 +2,7 @@
 //! sheet with the guided local search until the time limit, verifies exactly, groups identical
 //! layouts, and reports interim results through a callback.
 
+use super::axis::{self, Construction};
 use super::cut_check::SharedCuts;
 use super::frame::Frame;
 use super::model::*;
@@ -256,7 +257,9 @@ fn nest_parts(
     // the exact slide at the end gets a small reserve of the time limit
     let reserve = (0.05 * s.max_run_time_s).clamp(0.0, 3.0);
     let deadline = start + Duration::from_secs_f64((s.max_run_time_s - reserve).max(0.0));
-    let (mut filled, unplaced) = fill_all_sheets(problem, eval, deadline);
+    let (across, (mut filled, unplaced)) = fill_all_sheets(problem, eval, deadline);
+    // the problem the sheets were filled in: the asked one, or the same across it (`axis`)
+    let filled_in = across.as_ref().unwrap_or(problem);
     let engine_name = eval.name();
     let result_of = |filled: &[FilledSheet], unplaced: &[(Item, String)]| -> NestResult {
         build_result(problem, filled, unplaced, start, &engine_name)
@@ -267,29 +270,24 @@ fn nest_parts(
         on_interim(&result_of(&filled, &unplaced));
     }
 
+    let search_cells = search_cells(s);
     // several sheets: rebuild them one by one, each dense, and empty the last into the others;
     // the last sheet's compaction below gets what time that leaves
     if filled.len() > 1 {
         let search = SheetSearch {
-            problem,
+            problem: filled_in,
             eval,
             cancel,
             threads: search_threads(s),
         };
         let left = deadline.saturating_duration_since(Instant::now());
         let until = Instant::now() + left.mul_f64(SEARCH_SHARE);
-        let factor = if s.cells_per_part * SEARCH_RESOLUTION >= 8.0 {
-            SEARCH_RESOLUTION
-        } else {
-            1.0
-        };
         // never finer than the construction could afford in its time (a big job's first fit
         // at a finer resolution alone would cost more than the time limit)
-        let cells = s.cells_per_part * factor;
-        let res = if choose_cell(problem, cells).0 < filled[0].area.cell {
+        let res = if choose_cell(filled_in, search_cells).0 < filled[0].area.cell {
             filled[0].resolution()
         } else {
-            resolution(problem, cells)
+            resolution(filled_in, search_cells)
         };
         // (a rebuild must keep every part and whole kits only; its own passes see to both)
         let parts_of = |f: &[FilledSheet]| f.iter().map(|s| s.placed.len()).sum::<usize>();
@@ -302,8 +300,19 @@ fn nest_parts(
         }
     }
 
+    // full sheets filled across the asked direction: the last sheet, whose remnant the shop
+    // keeps, is laid out along the asked one again where its parts all fit that way
+    let mut last_in = filled_in;
+    if let (Some(_), Some(last)) = (&across, filled.last_mut()) {
+        if let Some(sheet) = axis::last_sheet_as_asked(problem, eval, last, search_cells, deadline)
+        {
+            *last = sheet;
+            last_in = problem;
+        }
+    }
+
     if let (Objective::MinimiseCost, Some(last)) = (s.objective, filled.last()) {
-        let opener = SheetOpener::new(problem, &last.resolution());
+        let opener = SheetOpener::new(last_in, &last.resolution());
         smaller_last_sheet(opener, eval, &mut filled, deadline);
     }
 
@@ -313,11 +322,11 @@ fn nest_parts(
     let finish_by = start + Duration::from_secs_f64((s.max_run_time_s - 0.1 * reserve).max(0.0));
     if let Some(last) = filled.pop() {
         let mut sheet = compact_last_sheet(
-            problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
+            last_in, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
         );
         if sheet.area.blocked.is_none() {
             let slide_by = finishing_deadline(cancel, finish_by, reserve);
-            sheet.nudges = exact_slide(problem, &sheet, slide_by);
+            sheet.nudges = exact_slide(last_in, &sheet, slide_by);
         }
         filled.push(sheet);
     }
@@ -333,6 +342,16 @@ fn nest_parts(
     enforce_verified(problem, &mut result);
     result.stats.elapsed_s = start.elapsed().as_secs_f64();
     Ok(result)
+}
+
+/// The cells per part of the multi-sheet search's raster: half the final resolution where that
+/// is fine enough.
+fn search_cells(s: &Settings) -> f64 {
+    if s.cells_per_part * SEARCH_RESOLUTION >= 8.0 {
+        s.cells_per_part * SEARCH_RESOLUTION
+    } else {
+        s.cells_per_part
+    }
 }
 
 /// A deadline for steps that must complete whatever they take (a first fit, which is bounded
@@ -421,11 +440,15 @@ const FILL_COST_POWER: i32 = 2;
 /// scaled by `FILL_COST_POWER`, fits what is left; when it does not, the half-resolution pass
 /// runs if it fits, and then the full one if that pass's time says it fits after all (the
 /// power overestimates most jobs: measured, 6 to 14 times for 4 times the cells, not 16).
+///
+/// A job of several sheets is constructed along both axes at the quarter resolution and goes on
+/// along the one that ranks better (`axis`); the returned problem is the one the sheets were
+/// filled in (the asked one, or its `axis::across`).
 fn fill_all_sheets(
     problem: &Problem,
     eval: &dyn Evaluator,
     deadline: Instant,
-) -> (Vec<FilledSheet>, Vec<(Item, String)>) {
+) -> (Option<Problem>, Construction) {
     let s = &problem.settings;
     let cpp = s.cells_per_part;
     let coarse_factor = if cpp * 0.25 >= 8.0 { 0.25 } else { 1.0 };
@@ -437,8 +460,15 @@ fn fill_all_sheets(
         no_deadline(),
     )
     .expect("no deadline");
+    let coarse_s = t0.elapsed().as_secs_f64();
+    let mut across = None;
+    if let Some((cross, other)) = axis::better_across(problem, eval, cpp * coarse_factor, &best) {
+        across = Some(cross);
+        best = other;
+    }
+    let problem = across.as_ref().unwrap_or(problem);
     // (factor, seconds) of the finest pass that completed
-    let mut last = (coarse_factor, t0.elapsed().as_secs_f64());
+    let mut last = (coarse_factor, coarse_s);
     tracing::info!(cells_per_part = cpp * last.0, seconds = last.1, "first-fit");
     let share_end = t0 + deadline.saturating_duration_since(t0).mul_f64(FILL_SHARE);
     for factor in [1.0, 0.5, 1.0] {
@@ -475,11 +505,11 @@ fn fill_all_sheets(
             }
         }
     }
-    best
+    (across, best)
 }
 
 /// The first-fit pass over every sheet at one resolution; `None` when `deadline` passed first.
-fn fill_sheets(
+pub(super) fn fill_sheets(
     problem: &Problem,
     eval: &dyn Evaluator,
     res: &Resolution,
@@ -1578,12 +1608,37 @@ fn build_result(
             .iter()
             .map(|p| problem.parts[p.part].geometry.area())
             .sum();
-        // used length along the fill direction, from the sheet's start
-        let used = fs.used_length();
+        // used length along the fill direction, from the sheet's start (a full sheet filled
+        // across the asked direction, `axis`, reports it along the asked one)
+        let (w, h) = sh.extent();
+        let asked = Frame::new(&problem.settings, w, h);
+        let along_asked = fs.frame.same_axes(&asked);
+        let used = if along_asked {
+            fs.used_length()
+        } else {
+            let to_asked = asked.to_canonical();
+            placements
+                .iter()
+                .map(|p| {
+                    placed_geometry(
+                        &problem.parts[p.part].geometry,
+                        p.mirrored,
+                        p.rotation,
+                        p.x,
+                        p.y,
+                    )
+                    .transformed(&to_asked)
+                    .bbox()
+                    .max
+                    .x
+                })
+                .fold(0.0, f64::max)
+        };
         let is_last = fi + 1 == filled.len();
         // the last sheet counts only its material before the used length; full sheets count whole
         let used_area = if is_last {
-            fs.frame.area_before(&sh.material(), used)
+            let frame = if along_asked { &fs.frame } else { &asked };
+            frame.area_before(&sh.material(), used)
         } else {
             sh.area()
         };

@@ -81,6 +81,14 @@ impl Frame {
         };
         inv.apply(t.sub(self.e))
     }
+    /// Whether `other` maps the sheet's axes as this frame does (the same direction, origin and
+    /// fill angle; the offset may differ with the sheet's size).
+    pub fn same_axes(&self, other: &Frame) -> bool {
+        let (p, q) = (&self.d, &other.d);
+        [(p.a, q.a), (p.b, q.b), (p.c, q.c), (p.d, q.d)]
+            .iter()
+            .all(|(x, y)| (x - y).abs() <= 1e-12)
+    }
     /// Canonical extent (length along the fill direction, height across it) of a sheet of this
     /// size: the box of its turned corners. The linear part alone decides it, so a frame built
     /// for one sheet size (the resolution's 1 x 1) answers for any.

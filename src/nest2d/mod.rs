@@ -1,6 +1,7 @@
 //! The 2D nesting engine: problem model, raster search (through `kerf-kernels`), exact
 //! verification, interim results.
 
+mod axis;
 mod common_cut;
 pub mod cut_check;
 pub mod engine;

@@ -1,0 +1,90 @@
+//! Which axis the full sheets of a multi-sheet job fill along.
+//!
+//! NestingDirection says along which axis the parts gather, and so where a sheet's remnant
+//! lies. Only the last sheet has a remnant: every other sheet is used whole, and the axis it
+//! was filled along leaves no trace in what the shop cuts. So the full sheets may fill across
+//! the asked direction when that takes fewer sheets, and the last sheet is laid out again
+//! along the asked direction before its compaction (`last_sheet_as_asked`).
+//!
+//! It matters where parts are long next to the sheet's length: shirts' parts are 9 to 13 long
+//! on 20-long sheets (turning by 180 degrees only), so a fill along the length stacks a column
+//! of 13-long parts and leaves a 7-wide column that few parts fit; filled along the height,
+//! each row takes a big part and small ones beside it (shirts_x10: 35 sheets instead of 37;
+//! README, Benchmarks). The choice is made on the quarter-resolution construction, which costs
+//! little next to the search, and never on the clock, so an iteration budget still repeats.
+
+use super::engine::{
+    fill_sheets, no_deadline, resolution, sort_for_placing, FilledSheet, Item, PlacingOrder,
+    SheetOpener,
+};
+use super::model::{Direction, Problem};
+use kerf_kernels::Evaluator;
+use std::time::Instant;
+
+/// A construction: the sheets filled, and the parts left with the reason.
+pub(super) type Construction = (Vec<FilledSheet>, Vec<(Item, String)>);
+
+/// The same job with the fill running across the asked direction (X and Y swapped; origin and
+/// fill angle as asked).
+pub(super) fn across(problem: &Problem) -> Problem {
+    let mut p = problem.clone();
+    p.settings.direction = match p.settings.direction {
+        Direction::X => Direction::Y,
+        Direction::Y => Direction::X,
+    };
+    p
+}
+
+/// What decides between two constructions, in order: parts left unplaced, sheets, part area
+/// on the last sheet (the less, the likelier the search empties it).
+fn rank(problem: &Problem, c: &Construction) -> (usize, usize, f64) {
+    let last = c.0.last().map_or(0.0, |l| l.part_area(problem));
+    (c.1.len(), c.0.len(), last)
+}
+
+/// The job filled across the asked direction, with its construction at `cells_per_part`,
+/// when that construction ranks better than `asked` (the asked direction's, at the same
+/// resolution). Only jobs that take several sheets are asked: a single sheet is the last one.
+/// (Neither this nor a probe of the rebuild predicts every job: trousers' construction took 8
+/// sheets across against 10 along, and the first fits of its first three rebuilt sheets held
+/// 8 % more across, yet its rebuilt sheets came out 4 to 7 points emptier across; README.)
+pub(super) fn better_across(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    cells_per_part: f64,
+    asked: &Construction,
+) -> Option<(Problem, Construction)> {
+    if asked.0.len() < 2 {
+        return None;
+    }
+    let cross = across(problem);
+    let res = resolution(&cross, cells_per_part);
+    let other = fill_sheets(&cross, eval, &res, no_deadline()).expect("no deadline");
+    let (a, b) = (rank(problem, asked), rank(&cross, &other));
+    tracing::info!(
+        asked_sheets = a.1,
+        across_sheets = b.1,
+        asked_last = a.2,
+        across_last = b.2,
+        "fill axis"
+    );
+    (b < a).then_some((cross, other))
+}
+
+/// The last sheet's parts first-fitted, along the asked direction, on the same sheet type, at
+/// `cells_per_part`: what its compaction then shortens. `None` when they do not all fit that
+/// way (the sheet then stays as it was filled, across).
+pub(super) fn last_sheet_as_asked(
+    problem: &Problem,
+    eval: &dyn Evaluator,
+    last: &FilledSheet,
+    cells_per_part: f64,
+    deadline: Instant,
+) -> Option<FilledSheet> {
+    let res = resolution(problem, cells_per_part);
+    let mut opener = SheetOpener::new(problem, &res);
+    let mut items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
+    sort_for_placing(problem, &mut items, PlacingOrder::Area);
+    let sheet = opener.open_on(eval, last.sheet, &mut items, deadline)?;
+    items.is_empty().then_some(sheet)
+}
