@@ -311,19 +311,29 @@ fn full_sheets_fill_along_the_better_axis_and_the_last_along_the_asked_one() {
                 ..settings(8, 3)
             },
         );
-        let r = solve(&problem);
+        // every sheet's used length is measured along the asked direction, in interim
+        // results too
+        let length = if direction == Direction::X { w } else { h };
+        let within = |r: &NestResult| {
+            for l in &r.layouts {
+                assert!(
+                    l.used_length <= length + 1e-6,
+                    "{direction:?}: used length {} on a sheet {length} long",
+                    l.used_length
+                );
+            }
+        };
+        let interims = std::sync::atomic::AtomicUsize::new(0);
+        let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|i| {
+            within(i);
+            interims.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert!(interims.into_inner() > 0);
         check_sheets(&problem, &r);
         assert_eq!(r.stats.parts_unplaced, 0);
         assert!(r.stats.sheets_used >= 2, "a multi-sheet job");
-        // every sheet's used length is measured along the asked direction
-        let length = if direction == Direction::X { w } else { h };
-        for l in &r.layouts {
-            assert!(
-                l.used_length <= length + 1e-6,
-                "{direction:?}: used length {} on a sheet {length} long",
-                l.used_length
-            );
-        }
+        within(&r);
         r
     };
     let x = solve_along(Direction::X);

@@ -10,12 +10,13 @@
 //! on 20-long sheets (turning by 180 degrees only), so a fill along the length stacks a column
 //! of 13-long parts and leaves a 7-wide column that few parts fit; filled along the height,
 //! each row takes a big part and small ones beside it (shirts_x10: 35 sheets instead of 37;
-//! README, Benchmarks). The choice is made on the quarter-resolution construction, which costs
+//! README, Benchmarks). The choice is made on the construction's first, coarsest pass (a
+//! quarter of the final resolution where that is at least 8 cells per part), which costs
 //! little next to the search, and never on the clock, so an iteration budget still repeats.
 
 use super::engine::{
-    fill_sheets, no_deadline, resolution, sort_for_placing, FilledSheet, Item, PlacingOrder,
-    SheetOpener,
+    choose_cell, fill_sheets, no_deadline, resolution, sort_for_placing, FilledSheet, Item,
+    PlacingOrder, SheetOpener,
 };
 use super::model::{Direction, Problem};
 use kerf_kernels::Evaluator;
@@ -72,8 +73,9 @@ pub(super) fn better_across(
 }
 
 /// The last sheet's parts first-fitted, along the asked direction, on the same sheet type, at
-/// `cells_per_part`: what its compaction then shortens. `None` when they do not all fit that
-/// way (the sheet then stays as it was filled, across).
+/// `cells_per_part` (or the last sheet's own coarser cells, as the search keeps a big job's
+/// construction raster): what its compaction then shortens. `None` when they do not all fit
+/// that way (the sheet then stays as it was filled, across).
 pub(super) fn last_sheet_as_asked(
     problem: &Problem,
     eval: &dyn Evaluator,
@@ -81,10 +83,19 @@ pub(super) fn last_sheet_as_asked(
     cells_per_part: f64,
     deadline: Instant,
 ) -> Option<FilledSheet> {
-    let res = resolution(problem, cells_per_part);
+    let (cell, typical) = choose_cell(problem, cells_per_part);
+    let cells = if cell < last.area.cell {
+        typical / last.area.cell
+    } else {
+        cells_per_part
+    };
+    let res = resolution(problem, cells);
     let mut opener = SheetOpener::new(problem, &res);
     let mut items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     sort_for_placing(problem, &mut items, PlacingOrder::Area);
-    let sheet = opener.open_on(eval, last.sheet, &mut items, deadline)?;
+    let mut sheet = opener.open_on(eval, last.sheet, &mut items, deadline)?;
+    // (with StrictPartPriorities a first fit takes one priority at a time: these parts were
+    // all on this sheet already, so the rest follow into the room left)
+    sheet.refill(eval, &mut items, deadline);
     items.is_empty().then_some(sheet)
 }

@@ -322,7 +322,7 @@ fn nest_parts(
     let finish_by = start + Duration::from_secs_f64((s.max_run_time_s - 0.1 * reserve).max(0.0));
     if let Some(last) = filled.pop() {
         let mut sheet = compact_last_sheet(
-            last_in, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
+            last_in, problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
         );
         if sheet.area.blocked.is_none() {
             let slide_by = finishing_deadline(cancel, finish_by, reserve);
@@ -1011,9 +1011,12 @@ pub(super) const MAX_COMPACTED_PARTS: usize = 2500;
 
 /// Shortens the last sheet's used length: per phase, several seeded threads run the guided local
 /// search from the phase's starting layout; the best layout seen (any phase) is returned.
+/// `problem` is the one the last sheet was filled in (its frame and rasters); `asked` the job as
+/// asked, which every result is built with (they differ when the sheet stayed across, `axis`).
 #[allow(clippy::too_many_arguments)]
 fn compact_last_sheet(
     problem: &Problem,
+    asked: &Problem,
     eval: &dyn Evaluator,
     cancel: &CancelHandle,
     on_interim: &(dyn Fn(&NestResult) + Sync),
@@ -1036,7 +1039,7 @@ fn compact_last_sheet(
         s.utilisation_target.is_some_and(|t| {
             let mut f = filled.to_vec();
             f.push(sheet.clone());
-            build_result(problem, &f, unplaced, start, &eval.name())
+            build_result(asked, &f, unplaced, start, &eval.name())
                 .stats
                 .utilisation
                 >= t
@@ -1202,7 +1205,7 @@ fn compact_last_sheet(
                             let mut f = filled.to_vec();
                             f.push(b.2.clone());
                             drop(b);
-                            let r = build_result(problem, &f, unplaced, start, engine_name);
+                            let r = build_result(asked, &f, unplaced, start, engine_name);
                             on_interim(&r);
                             if s.utilisation_target
                                 .is_some_and(|t| r.stats.utilisation >= t)
@@ -1322,7 +1325,7 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
 
 /// Raster cell size: a typical part's smaller side spans `cells_per_part` cells, bounded so the
 /// largest sheet grid stays within memory; and that typical side.
-fn choose_cell(problem: &Problem, cells_per_part: f64) -> (f64, f64) {
+pub(super) fn choose_cell(problem: &Problem, cells_per_part: f64) -> (f64, f64) {
     // the typical part among those that could fit a sheet at all (outliers must not set the grid)
     let largest_sheet = problem
         .sheets
@@ -1621,7 +1624,7 @@ fn build_result(
                 .iter()
                 .map(|p| {
                     placed_geometry(
-                        &problem.parts[p.part].geometry,
+                        &nesting_geometry(problem, p.part),
                         p.mirrored,
                         p.rotation,
                         p.x,
