@@ -216,19 +216,13 @@ fn usable_area(sheet: &nest2d::SheetSpec) -> f64 {
 fn nearest_start(problem: &Problem, placements: &[Placement], n: usize) -> (Vec<Placement>, f64) {
     let sheet = &problem.sheets[0];
     let (w, h) = sheet.extent();
-    let to_canonical = Frame::new(&problem.settings, w, h).to_canonical();
+    let frame = Frame::new(&problem.settings, w, h);
     let shape = verify::nesting_geometry(problem, 0);
     let mut by_reach: Vec<(f64, &Placement)> = placements
         .iter()
         .map(|p| {
             let placed = verify::placed_geometry(&shape, p.mirrored, p.rotation, p.x, p.y);
-            let reach = placed
-                .components()
-                .iter()
-                .flat_map(|c| c.outer().iter())
-                .map(|q| to_canonical.apply(*q).x)
-                .fold(0.0, f64::max);
-            (reach, p)
+            (frame.reach(&placed), p)
         })
         .collect();
     by_reach.sort_by(|a, b| a.0.total_cmp(&b.0));

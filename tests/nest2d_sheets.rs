@@ -312,7 +312,8 @@ fn full_sheets_fill_along_the_better_axis_and_the_last_along_the_asked_one() {
             },
         );
         // every sheet's used length is measured along the asked direction, in interim
-        // results too
+        // results too (asked X, this bites: a sheet filled across measured along its own fill
+        // would read up to 40 on a sheet 20 long; asked Y, 40 bounds both axes)
         let length = if direction == Direction::X { w } else { h };
         let within = |r: &NestResult| {
             for l in &r.layouts {

@@ -9,13 +9,13 @@
 //! It matters where parts are long next to the sheet's length: shirts' parts are 9 to 13 long
 //! on 20-long sheets (turning by 180 degrees only), so a fill along the length stacks a column
 //! of 13-long parts and leaves a 7-wide column that few parts fit; filled along the height,
-//! each row takes a big part and small ones beside it (shirts_x10: 35 sheets instead of 37;
+//! each row takes a big part and small ones beside it (shirts_x10: 35 sheets instead of 37 or 38;
 //! README, Benchmarks). The choice is made on the construction's first, coarsest pass (a
 //! quarter of the final resolution where that is at least 8 cells per part), which costs
 //! little next to the search, and never on the clock, so an iteration budget still repeats.
 
 use super::engine::{
-    choose_cell, fill_sheets, no_deadline, resolution, sort_for_placing, FilledSheet, Item,
+    cells_no_finer_than, fill_sheets, no_deadline, resolution, sort_for_placing, FilledSheet, Item,
     PlacingOrder, SheetOpener,
 };
 use super::model::{Direction, Problem};
@@ -46,9 +46,10 @@ fn rank(problem: &Problem, c: &Construction) -> (usize, usize, f64) {
 /// The job filled across the asked direction, with its construction at `cells_per_part`,
 /// when that construction ranks better than `asked` (the asked direction's, at the same
 /// resolution). Only jobs that take several sheets are asked: a single sheet is the last one.
-/// (Neither this nor a probe of the rebuild predicts every job: trousers' construction took 8
-/// sheets across against 10 along, and the first fits of its first three rebuilt sheets held
-/// 8 % more across, yet its rebuilt sheets came out 4 to 7 points emptier across; README.)
+/// (Neither this nor a probe of the rebuild predicts every job: trousers_x2's construction took
+/// 8 sheets across against 10 along, and the first fits of trousers_x8's first three rebuilt
+/// sheets held 8 % more across, yet trousers_x8's first ten finished sheets held 72 to 79 %
+/// across against 74 to 83 % along; README.)
 pub(super) fn better_across(
     problem: &Problem,
     eval: &dyn Evaluator,
@@ -83,13 +84,10 @@ pub(super) fn last_sheet_as_asked(
     cells_per_part: f64,
     deadline: Instant,
 ) -> Option<FilledSheet> {
-    let (cell, typical) = choose_cell(problem, cells_per_part);
-    let cells = if cell < last.area.cell {
-        typical / last.area.cell
-    } else {
-        cells_per_part
-    };
-    let res = resolution(problem, cells);
+    let res = resolution(
+        problem,
+        cells_no_finer_than(problem, cells_per_part, last.area.cell),
+    );
     let mut opener = SheetOpener::new(problem, &res);
     let mut items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     sort_for_placing(problem, &mut items, PlacingOrder::Area);

@@ -284,10 +284,11 @@ fn nest_parts(
         let until = Instant::now() + left.mul_f64(SEARCH_SHARE);
         // never finer than the construction could afford in its time (a big job's first fit
         // at a finer resolution alone would cost more than the time limit)
-        let res = if choose_cell(filled_in, search_cells).0 < filled[0].area.cell {
+        let cells = cells_no_finer_than(filled_in, search_cells, filled[0].area.cell);
+        let res = if cells < search_cells {
             filled[0].resolution()
         } else {
-            resolution(filled_in, search_cells)
+            resolution(filled_in, cells)
         };
         // (a rebuild must keep every part and whole kits only; its own passes see to both)
         let parts_of = |f: &[FilledSheet]| f.iter().map(|s| s.placed.len()).sum::<usize>();
@@ -321,8 +322,9 @@ fn nest_parts(
     // result, verifying it exactly and dropping the search's state come after them)
     let finish_by = start + Duration::from_secs_f64((s.max_run_time_s - 0.1 * reserve).max(0.0));
     if let Some(last) = filled.pop() {
+        let results = |f: &[FilledSheet]| result_of(f, &unplaced);
         let mut sheet = compact_last_sheet(
-            last_in, problem, eval, cancel, on_interim, &filled, &unplaced, last, start, deadline,
+            last_in, eval, cancel, on_interim, &results, &filled, last, start, deadline,
         );
         if sheet.area.blocked.is_none() {
             let slide_by = finishing_deadline(cancel, finish_by, reserve);
@@ -1011,17 +1013,17 @@ pub(super) const MAX_COMPACTED_PARTS: usize = 2500;
 
 /// Shortens the last sheet's used length: per phase, several seeded threads run the guided local
 /// search from the phase's starting layout; the best layout seen (any phase) is returned.
-/// `problem` is the one the last sheet was filled in (its frame and rasters); `asked` the job as
-/// asked, which every result is built with (they differ when the sheet stayed across, `axis`).
+/// `problem` is the one the last sheet was filled in (its frame and rasters); every result, with
+/// the sheets before it, is built by `result_of` (the job as asked: the two differ when the
+/// sheet stayed across, `axis`).
 #[allow(clippy::too_many_arguments)]
 fn compact_last_sheet(
     problem: &Problem,
-    asked: &Problem,
     eval: &dyn Evaluator,
     cancel: &CancelHandle,
     on_interim: &(dyn Fn(&NestResult) + Sync),
+    result_of: &(dyn Fn(&[FilledSheet]) -> NestResult + Sync),
     filled: &[FilledSheet],
-    unplaced: &[(Item, String)],
     last: FilledSheet,
     start: Instant,
     deadline: Instant,
@@ -1039,10 +1041,7 @@ fn compact_last_sheet(
         s.utilisation_target.is_some_and(|t| {
             let mut f = filled.to_vec();
             f.push(sheet.clone());
-            build_result(asked, &f, unplaced, start, &eval.name())
-                .stats
-                .utilisation
-                >= t
+            result_of(&f).stats.utilisation >= t
         })
     };
     if meets_target(&last) {
@@ -1051,7 +1050,6 @@ fn compact_last_sheet(
     let target_reached = &AtomicBool::new(false);
     let threads = search_threads(s);
     let moves = s.moves;
-    let engine_name = eval.name();
     let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     let phase_start = Instant::now();
     let total = deadline.saturating_duration_since(phase_start);
@@ -1162,7 +1160,6 @@ fn compact_last_sheet(
                     &table,
                     &last,
                 );
-                let engine_name = &engine_name;
                 scope.spawn(move || {
                     let mut c = Compactor::new(
                         eval,
@@ -1205,7 +1202,7 @@ fn compact_last_sheet(
                             let mut f = filled.to_vec();
                             f.push(b.2.clone());
                             drop(b);
-                            let r = build_result(asked, &f, unplaced, start, engine_name);
+                            let r = result_of(&f);
                             on_interim(&r);
                             if s.utilisation_target
                                 .is_some_and(|t| r.stats.utilisation >= t)
@@ -1323,9 +1320,20 @@ fn validate(problem: &Problem) -> Result<(), NestError> {
     Ok(())
 }
 
+/// `cells_per_part`, or fewer where its cells would come out finer than `cell` (a raster a step
+/// already had to keep coarse, which the steps after it keep too).
+pub(super) fn cells_no_finer_than(problem: &Problem, cells_per_part: f64, cell: f64) -> f64 {
+    let (asked, typical) = choose_cell(problem, cells_per_part);
+    if asked < cell {
+        typical / cell
+    } else {
+        cells_per_part
+    }
+}
+
 /// Raster cell size: a typical part's smaller side spans `cells_per_part` cells, bounded so the
 /// largest sheet grid stays within memory; and that typical side.
-pub(super) fn choose_cell(problem: &Problem, cells_per_part: f64) -> (f64, f64) {
+fn choose_cell(problem: &Problem, cells_per_part: f64) -> (f64, f64) {
     // the typical part among those that could fit a sheet at all (outliers must not set the grid)
     let largest_sheet = problem
         .sheets
@@ -1619,21 +1627,11 @@ fn build_result(
         let used = if along_asked {
             fs.used_length()
         } else {
-            let to_asked = asked.to_canonical();
             placements
                 .iter()
                 .map(|p| {
-                    placed_geometry(
-                        &nesting_geometry(problem, p.part),
-                        p.mirrored,
-                        p.rotation,
-                        p.x,
-                        p.y,
-                    )
-                    .transformed(&to_asked)
-                    .bbox()
-                    .max
-                    .x
+                    let g = nesting_geometry(problem, p.part);
+                    asked.reach(&placed_geometry(&g, p.mirrored, p.rotation, p.x, p.y))
                 })
                 .fold(0.0, f64::max)
         };

@@ -4,7 +4,7 @@
 //! so a canonical placement maps back to a rigid placement of the original part.
 
 use super::model::{Direction, Origin, Settings};
-use crate::geometry::{exact::signed_area, Affine, Point, Shape};
+use crate::geometry::{exact::signed_area, Affine, PartGeometry, Point, Shape};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Frame {
@@ -80,6 +80,11 @@ impl Frame {
             ty: 0.0,
         };
         inv.apply(t.sub(self.e))
+    }
+    /// How far `placed` (a shape in sheet coordinates) reaches along the fill direction from the
+    /// sheet's start: the used length it alone would make.
+    pub fn reach(&self, placed: &PartGeometry) -> f64 {
+        placed.transformed(&self.to_canonical()).bbox().max.x
     }
     /// Whether `other` maps the sheet's axes as this frame does (the same direction, origin and
     /// fill angle; the offset may differ with the sheet's size).
