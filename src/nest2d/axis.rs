@@ -49,7 +49,8 @@ fn rank(problem: &Problem, c: &Construction) -> (usize, usize, f64) {
 /// (Neither this nor a probe of the rebuild predicts every job: trousers_x2's construction took
 /// 8 sheets across against 10 along, and the first fits of trousers_x8's first three rebuilt
 /// sheets held 8 % more across, yet trousers_x8's first ten finished sheets held 72 to 79 %
-/// across against 74 to 83 % along; README.)
+/// across against 74 to 83 % along. The rebuild's first sheet densified along both axes, tried
+/// as the decider, saved no sheet and cost one at 10 s; README, Benchmarks.)
 pub(super) fn better_across(
     problem: &Problem,
     eval: &dyn Evaluator,

@@ -12,7 +12,7 @@ use super::sheets::{SheetSearch, SEARCH_RESOLUTION, SEARCH_SHARE};
 use super::verify::{
     nesting_geometry, part_spacing, placed_geometry, verify_layout, PlacedShape, Violation,
 };
-use crate::geometry::{Affine, Point, Shape};
+use crate::geometry::{Affine, PartGeometry, Point, Shape};
 use kerf_kernels::raster::{PartRaster, Run};
 use kerf_kernels::Evaluator;
 use std::sync::atomic::AtomicBool;
@@ -516,7 +516,7 @@ pub(super) fn fill_sheets(
     eval: &dyn Evaluator,
     res: &Resolution,
     deadline: Instant,
-) -> Option<(Vec<FilledSheet>, Vec<(Item, String)>)> {
+) -> Option<Construction> {
     let mut opener = SheetOpener::new(problem, res);
     let mut pending = demand_in_order(problem);
     let mut unplaced: Vec<(Item, String)> = Vec::new();
@@ -1591,6 +1591,9 @@ fn build_result(
             .map(|f| f.placed.iter().map(|(i, _)| *i).collect())
             .collect::<Vec<Vec<Item>>>(),
     );
+    // each part's nesting geometry, built once for all the sheets filled across (`axis`),
+    // which measure their used length on it: a job's full sheets, in every interim result
+    let mut nesting: Vec<Option<PartGeometry>> = vec![None; problem.parts.len()];
     for (fi, fs) in filled.iter().enumerate() {
         let sh = &problem.sheets[fs.sheet];
         let mut placements: Vec<Placement> = fs
@@ -1630,8 +1633,9 @@ fn build_result(
             placements
                 .iter()
                 .map(|p| {
-                    let g = nesting_geometry(problem, p.part);
-                    asked.reach(&placed_geometry(&g, p.mirrored, p.rotation, p.x, p.y))
+                    let g =
+                        nesting[p.part].get_or_insert_with(|| nesting_geometry(problem, p.part));
+                    asked.reach(&placed_geometry(g, p.mirrored, p.rotation, p.x, p.y))
                 })
                 .fold(0.0, f64::max)
         };
