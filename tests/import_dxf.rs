@@ -231,6 +231,45 @@ fn open_outline_names_the_gap_and_a_looser_tolerance_joins_it() {
 }
 
 #[test]
+fn closed_polyline_repeating_its_first_vertex_a_hair_off_imports() {
+    // A closed LWPOLYLINE whose last vertex repeats the first 0.0032 mm off, as some CAD
+    // exports write them: the sliver edge between the two is under the chaining tolerance.
+    // It used to be left over as a loop of its own and fail the file with "zero area".
+    let mut dxf =
+        String::from("  0\nSECTION\n  2\nENTITIES\n  0\nLWPOLYLINE\n  8\n0\n 90\n5\n 70\n1\n");
+    for (x, y) in [
+        (1523.255121, 0.379508),
+        (1228.472721, 728.3898),
+        (324.481476, 728.3898),
+        (27.114354, 0.375233),
+        (1523.255121, 0.382733),
+    ] {
+        dxf.push_str(&format!(" 10\n{x}\n 20\n{y}\n"));
+    }
+    dxf.push_str("  0\nENDSEC\n  0\nEOF\n");
+    let imp = import_dxf("trapezoid.dxf", dxf.as_bytes(), &ImportOptions::default()).unwrap();
+    assert_eq!(imp.parts.len(), 1);
+    let g = &imp.parts[0].geometry;
+    assert_eq!((g.components().len(), g.hole_count()), (1, 0));
+    // the trapezoid's area by the shoelace formula on its four corners
+    let (a, b, h) = (
+        1523.255121 - 27.114354,
+        1228.472721 - 324.481476,
+        728.3898 - 0.3775,
+    );
+    let want = (a + b) / 2.0 * h;
+    assert!(
+        (g.area() - want).abs() < 0.01 * want,
+        "area {} against {want}",
+        g.area()
+    );
+    // a lone edge longer than the tolerance is still an open outline, not dropped
+    let open = "  0\nSECTION\n  2\nENTITIES\n  0\nLINE\n  8\n0\n 10\n0\n 20\n0\n 11\n0.5\n 21\n0\n  0\nENDSEC\n  0\nEOF\n";
+    let err = import_dxf("line.dxf", open.as_bytes(), &ImportOptions::default()).unwrap_err();
+    assert!(matches!(err, ImportError::OpenOutline { .. }), "{err}");
+}
+
+#[test]
 fn units_and_scale_apply() {
     let bytes = read("square_polyline_r12.dxf");
     let opts = ImportOptions {
@@ -286,4 +325,26 @@ fn broken_files_get_clear_errors() {
         matches!(err, ImportError::Empty { .. }) && err.to_string().contains("TEXT"),
         "{err}"
     );
+    // a square drawn in paper space (group 67 = 1) only: empty, and the error says where it is
+    let paper = "  0\nSECTION\n  2\nENTITIES\n  0\nLWPOLYLINE\n 67\n1\n  8\n0\n 90\n4\n 70\n1\n 10\n0\n 20\n0\n 10\n10\n 20\n0\n 10\n10\n 20\n10\n 10\n0\n 20\n10\n  0\nENDSEC\n  0\nEOF\n";
+    let err = import_dxf("layout.dxf", paper.as_bytes(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, ImportError::Empty { .. })
+            && err
+                .to_string()
+                .contains("paper space (a layout) holds, 1 entity"),
+        "{err}"
+    );
+    // circles of zero or negative radius are named, not dropped silently
+    let no_radius = "  0\nSECTION\n  2\nENTITIES\n  0\nCIRCLE\n  8\n0\n 10\n0\n 20\n0\n 40\n0\n  0\nCIRCLE\n  8\n0\n 10\n5\n 20\n0\n 40\n-1\n  0\nENDSEC\n  0\nEOF\n";
+    let err = import_dxf("r0.dxf", no_radius.as_bytes(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, ImportError::Empty { .. })
+            && err.to_string().contains("2 CIRCLE of no radius"),
+        "{err}"
+    );
+    // the same square in model space imports
+    let model = paper.replace(" 67\n1\n", "");
+    let imp = import_dxf("model.dxf", model.as_bytes(), &ImportOptions::default()).unwrap();
+    assert!((imp.parts[0].geometry.area() - 100.0).abs() < 1e-9);
 }

@@ -29,6 +29,9 @@ pub struct Collected {
     pub skipped: BTreeMap<String, usize>,
     /// Layers whose geometry was left out because they matched no CutLayers rule.
     pub unassigned_layers: BTreeMap<String, usize>,
+    /// Entities drawn in paper space (a layout sheet), which is not nested: only model space
+    /// holds parts. Counted so that a drawing made in a layout gets an error that says so.
+    pub paper_space: usize,
     pub notes: Vec<String>,
     /// Millimetres per drawing unit, from $INSUNITS.
     pub file_mm_per_unit: f64,
@@ -83,6 +86,7 @@ pub fn collect(drawing: &Drawing, opts: &ImportOptions) -> Collected {
     };
     for e in ctx.drawing.entities() {
         if e.common.is_in_paper_space {
+            ctx.out.paper_space += 1;
             continue;
         }
         ctx.entity(e, &Affine::IDENTITY, &root, 0);
@@ -220,6 +224,7 @@ impl<'a> Ctx<'a> {
                     sweep = TAU;
                 }
                 if !(a.radius > 0.0) {
+                    self.skip("ARC of no radius");
                     return;
                 }
                 start = start.rem_euclid(TAU);
@@ -230,6 +235,8 @@ impl<'a> Ctx<'a> {
                 if c.radius > 0.0 {
                     let p = Piece::circle(Point::new(c.center.x, c.center.y), c.radius);
                     pieces.push(p.transformed(&ocs_map(c.normal.z)));
+                } else {
+                    self.skip("CIRCLE of no radius");
                 }
             }
             EntityType::LwPolyline(pl) => {

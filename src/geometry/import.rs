@@ -239,13 +239,20 @@ fn collect_dxf(
             list.join(", ")
         ));
     }
+    if c.paper_space > 0 {
+        warnings.push(format!(
+            "{source_name}: ignored what paper space (a layout) holds, {} {}: only model space is nested",
+            c.paper_space,
+            if c.paper_space == 1 { "entity" } else { "entities" }
+        ));
+    }
     warnings.extend(c.notes.iter().map(|n| format!("{source_name}: {n}")));
     let mm = match opts.units.to_mm() {
         Some(f) => f,
         None => c.file_mm_per_unit,
     };
     if c.cut.is_empty() {
-        let detail = if skipped.is_empty() && c.unassigned_layers.is_empty() {
+        let detail = if warnings.is_empty() {
             String::new()
         } else {
             format!("; {}", warnings.join("; "))

@@ -124,6 +124,16 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
                 }
             }
         }
+        // A lone line shorter than the tolerance is a sliver its neighbours already closed over:
+        // a closed polyline that repeats its first vertex a hair off (CAD exports do) leaves
+        // one when the chain closes across the gap before walking it. As a loop it would have
+        // zero area and fail the whole file; the snapping above has moved no vertex more than
+        // the tolerance without it.
+        if let [Piece::Line { a, b }] = chain_pieces.as_slice() {
+            if a.dist(*b) <= tol {
+                continue;
+            }
+        }
         snap_joints(&mut chain_pieces);
         loops.push(Loop {
             pieces: chain_pieces,
