@@ -22,11 +22,61 @@ pub struct Item {
     pub shape: ItemShape,
 }
 
+/// An item's shape, in the four forms jagua-rs writes (`{"type": ..., "data": ...}`).
 #[derive(Clone, Deserialize)]
-pub struct ItemShape {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub data: Vec<[f64; 2]>,
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum ItemShape {
+    /// An axis-aligned rectangle with its lower left corner at (`x_min`, `y_min`).
+    Rectangle {
+        x_min: f64,
+        y_min: f64,
+        width: f64,
+        height: f64,
+    },
+    /// One outline, no holes.
+    SimplePolygon(Vec<[f64; 2]>),
+    /// One outline and its holes.
+    Polygon(PolygonWithHoles),
+    /// Several disjoint polygons, each with its holes: one part.
+    MultiPolygon(Vec<PolygonWithHoles>),
+}
+
+#[derive(Clone, Deserialize)]
+pub struct PolygonWithHoles {
+    pub outer: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub inner: Vec<Vec<[f64; 2]>>,
+}
+
+impl ItemShape {
+    /// The polygons as (outline, holes), each ring as written.
+    fn polygons(&self) -> Vec<(Vec<Point>, Vec<Vec<Point>>)> {
+        let ring = |r: &[[f64; 2]]| r.iter().map(|p| Point::new(p[0], p[1])).collect::<Vec<_>>();
+        let with_holes =
+            |p: &PolygonWithHoles| (ring(&p.outer), p.inner.iter().map(|h| ring(h)).collect());
+        match self {
+            ItemShape::Rectangle {
+                x_min,
+                y_min,
+                width,
+                height,
+            } => {
+                let (x0, y0, x1, y1) = (*x_min, *y_min, x_min + width, y_min + height);
+                vec![(
+                    vec![
+                        Point::new(x0, y0),
+                        Point::new(x1, y0),
+                        Point::new(x1, y1),
+                        Point::new(x0, y1),
+                    ],
+                    vec![],
+                )]
+            }
+            ItemShape::SimplePolygon(r) => vec![(ring(r), vec![])],
+            ItemShape::Polygon(p) => vec![with_holes(p)],
+            ItemShape::MultiPolygon(ps) => ps.iter().map(with_holes).collect(),
+        }
+    }
 }
 
 /// Rotations tried where the instance allows any angle.
@@ -59,30 +109,52 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<Instance> {
     Ok(inst)
 }
 
-/// Every item must be a simple polygon with three vertices or more.
+/// Every item must be one or more polygons whose rings have three vertices or more, enclose an
+/// area, cross neither themselves nor each other, and whose holes lie inside their outline.
 pub fn check_items(path: &std::path::Path, items: &[Item]) -> anyhow::Result<()> {
+    use crate::geometry::exact::{find_crossing, point_in_ring};
     for it in items {
-        if it.shape.kind != "simple_polygon" || it.shape.data.len() < 3 {
-            anyhow::bail!(
-                "{}: item {}: only simple_polygon shapes with 3+ vertices are supported",
-                path.display(),
-                it.id
-            );
+        let bad = |why: String| anyhow::anyhow!("{}: item {}: {why}", path.display(), it.id);
+        let polygons = it.shape.polygons();
+        if polygons.is_empty() {
+            return Err(bad("a multi_polygon with no polygon".into()));
+        }
+        for (outer, holes) in &polygons {
+            let shape = Shape::new(outer.clone(), holes.clone());
+            if shape.rings().any(|r| r.len() < 3) || shape.outer_area() <= 0.0 {
+                return Err(bad("a ring with under three vertices or no area".into()));
+            }
+            if holes.len() != shape.holes().len() {
+                return Err(bad("a hole with under three vertices".into()));
+            }
+            let rings: Vec<Vec<Point>> = shape.rings().map(|r| r.to_vec()).collect();
+            if let Some(at) = find_crossing(&rings) {
+                return Err(bad(format!(
+                    "its edges cross near ({:.4}, {:.4})",
+                    at.x, at.y
+                )));
+            }
+            if shape
+                .holes()
+                .iter()
+                .any(|h| !point_in_ring(h[0], shape.outer()))
+            {
+                return Err(bad("a hole outside its outline".into()));
+            }
         }
     }
     Ok(())
 }
 
-/// An item's polygon, read from the instance alone.
+/// An item's geometry, read from the instance alone.
 pub fn item_geometry(it: &Item) -> PartGeometry {
-    PartGeometry::single(Shape::new(
+    PartGeometry::new(
         it.shape
-            .data
-            .iter()
-            .map(|p| Point::new(p[0], p[1]))
+            .polygons()
+            .into_iter()
+            .map(|(outer, holes)| Shape::new(outer, holes))
             .collect(),
-        vec![],
-    ))
+    )
 }
 
 /// The instance's items as parts: their demand, and their allowed orientations (any angle in
@@ -271,4 +343,71 @@ pub fn solution_placements(
             y: p.y,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(shape: &str) -> Item {
+        serde_json::from_str(&format!(r#"{{"id": 7, "demand": 1, "shape": {shape}}}"#)).unwrap()
+    }
+
+    fn checked(it: &Item) -> anyhow::Result<()> {
+        check_items(std::path::Path::new("t.json"), std::slice::from_ref(it))
+    }
+
+    #[test]
+    fn the_four_jagua_rs_shape_forms_read_as_their_areas() {
+        let cases = [
+            // a closing vertex repeated, as jagua-rs files write them
+            (
+                r#"{"type": "simple_polygon", "data": [[0, 0], [4, 0], [4, 3], [0, 0]]}"#,
+                6.0,
+            ),
+            (
+                r#"{"type": "rectangle", "data": {"x_min": 1, "y_min": 2, "width": 3, "height": 5}}"#,
+                15.0,
+            ),
+            (
+                r#"{"type": "polygon", "data": {"outer": [[0, 0], [10, 0], [10, 10], [0, 10]],
+                    "inner": [[[2, 2], [8, 2], [8, 8], [2, 8]]]}}"#,
+                64.0,
+            ),
+            (
+                r#"{"type": "multi_polygon", "data": [{"outer": [[0, 0], [3, 0], [3, 1], [0, 1]]},
+                    {"outer": [[0, 2], [3, 2], [3, 3], [0, 3]], "inner": []}]}"#,
+                6.0,
+            ),
+        ];
+        for (shape, area) in cases {
+            let it = item(shape);
+            checked(&it).unwrap();
+            let g = item_geometry(&it);
+            assert!((g.area() - area).abs() < 1e-9, "{shape}: {}", g.area());
+        }
+        let g = item_geometry(&item(cases[2].0));
+        assert_eq!((g.components().len(), g.hole_count()), (1, 1));
+        assert_eq!(item_geometry(&item(cases[3].0)).components().len(), 2);
+    }
+
+    #[test]
+    fn a_broken_item_is_named_with_the_reason() {
+        let err = |shape: &str| checked(&item(shape)).unwrap_err().to_string();
+        let e = err(r#"{"type": "simple_polygon", "data": [[0, 0], [1, 1]]}"#);
+        assert!(e.contains("item 7") && e.contains("three vertices"), "{e}");
+        let e = err(r#"{"type": "simple_polygon", "data": [[0, 0], [4, 4], [4, 0], [0, 2]]}"#);
+        assert!(e.contains("item 7") && e.contains("cross"), "{e}");
+        let e = err(
+            r#"{"type": "polygon", "data": {"outer": [[0, 0], [4, 0], [4, 4], [0, 4]],
+                "inner": [[[5, 5], [6, 5], [6, 6]]]}}"#,
+        );
+        assert!(e.contains("hole outside"), "{e}");
+        let e = err(r#"{"type": "multi_polygon", "data": []}"#);
+        assert!(e.contains("no polygon"), "{e}");
+        assert!(serde_json::from_str::<Item>(
+            r#"{"id": 1, "demand": 1, "shape": {"type": "circle", "data": [1]}}"#
+        )
+        .is_err());
+    }
 }
