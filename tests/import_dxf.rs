@@ -263,6 +263,33 @@ fn closed_polyline_repeating_its_first_vertex_a_hair_off_imports() {
         "area {} against {want}",
         g.area()
     );
+    // a slot drawn into a square's bottom edge, the edge left whole: the slot's ends meet the
+    // edge's middle, and the error says so instead of naming a gap between the slot's ends
+    let mut slot = String::from("  0\nSECTION\n  2\nENTITIES\n");
+    for (a, b) in [
+        ((0, 0), (100, 0)),
+        ((100, 0), (100, 100)),
+        ((100, 100), (0, 100)),
+        ((0, 100), (0, 0)),
+        ((20, 0), (20, 30)),
+        ((20, 30), (23, 30)),
+        ((23, 30), (23, 0)),
+    ] {
+        slot.push_str(&format!(
+            "  0\nLINE\n  8\n0\n 10\n{}\n 20\n{}\n 11\n{}\n 21\n{}\n",
+            a.0, a.1, b.0, b.1
+        ));
+    }
+    slot.push_str("  0\nENDSEC\n  0\nEOF\n");
+    let err = import_dxf("slot.dxf", slot.as_bytes(), &ImportOptions::default()).unwrap_err();
+    match &err {
+        ImportError::TJunction { at, .. } => assert!(
+            at.y.abs() < 1e-9 && (at.x == 20.0 || at.x == 23.0),
+            "{at:?}"
+        ),
+        other => panic!("expected a T-junction, got {other}"),
+    }
+    assert!(err.to_string().contains("T-junction"), "{err}");
     // a lone edge longer than the tolerance is still an open outline, not dropped
     let open = "  0\nSECTION\n  2\nENTITIES\n  0\nLINE\n  8\n0\n 10\n0\n 20\n0\n 11\n0.5\n 21\n0\n  0\nENDSEC\n  0\nEOF\n";
     let err = import_dxf("line.dxf", open.as_bytes(), &ImportOptions::default()).unwrap_err();

@@ -18,6 +18,8 @@ pub enum ImportError {
         gap: f64,
         tolerance: f64,
     },
+    #[error("{source_name}: open outline: the end at ({}, {}) meets the middle of another edge (a T-junction); split that edge there so that the contour closes", fmt(at.x), fmt(at.y))]
+    TJunction { source_name: String, at: Point },
     #[error("{source_name}: self-crossing outline: boundary edges cross near ({}, {})", fmt(at.x), fmt(at.y))]
     SelfCrossing { source_name: String, at: Point },
     #[error("{source_name}: outline has zero area")]

@@ -4,7 +4,7 @@
 
 use super::curve::{Piece, Side};
 use super::error::ImportError;
-use super::exact::{find_crossing, point_in_ring, signed_area};
+use super::exact::{find_crossing, point_in_ring, point_segment_dist, signed_area};
 use super::primitives::{BBox, Point};
 use super::shape::Shape;
 use std::collections::HashMap;
@@ -118,6 +118,12 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
                 }
                 None => {
                     if chain_pieces.len() > 1 || tail.dist(first) > tol {
+                        if meets_a_middle(tail, &open, tol) {
+                            return Err(ImportError::TJunction {
+                                source_name: source_name.to_string(),
+                                at: tail,
+                            });
+                        }
                         return Err(open_error(source_name, tail, first, &open, &used, tol));
                     }
                     break;
@@ -140,6 +146,24 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
         });
     }
     Ok(loops)
+}
+
+/// Whether `at` lies on some piece within the tolerance but not near either of its ends: a line
+/// drawn to the middle of another (a slot cut into an edge, the edge left whole) makes a
+/// T-junction, which chaining end to end cannot close; the gap to the nearest end would
+/// mislead, so it is named for what it is.
+fn meets_a_middle(at: Point, pieces: &[Piece], tol: f64) -> bool {
+    let mut path = Vec::new();
+    pieces.iter().any(|p| {
+        if p.start().dist(at) <= tol || p.end().dist(at) <= tol {
+            return false;
+        }
+        path.clear();
+        p.rough_points(&mut path);
+        path.push(p.end());
+        path.windows(2)
+            .any(|w| point_segment_dist(at, w[0], w[1]) <= tol)
+    })
 }
 
 /// Report the gap nearest to the dangling end: to another free end if one exists, else to the
