@@ -19,6 +19,7 @@ use super::engine::{
     PlacingOrder, SheetOpener,
 };
 use super::model::{Direction, Problem};
+use super::sheets::SheetSearch;
 use kerf_kernels::Evaluator;
 use std::time::Instant;
 
@@ -76,11 +77,17 @@ pub(super) fn better_across(
 
 /// The last sheet's parts first-fitted, along the asked direction, on the same sheet type, at
 /// `cells_per_part` (or the last sheet's own coarser cells, as the search keeps a big job's
-/// construction raster): what its compaction then shortens. `None` when they do not all fit
-/// that way (the sheet then stays as it was filled, across).
+/// construction raster), and those the first fit leaves inserted by `search` (the local
+/// search makes room, as when a sheet is made dense): what its compaction then shortens.
+/// `None` when they do not all go in that way (the sheet then stays as it was filled, across).
+/// The insertions matter for long parts that turn by 180 degrees only: a first fit along the
+/// sheet's length stacks them where they leave no row for the last ones, while the sheet,
+/// filled across, held them at two thirds of its area and so spanned its whole length along
+/// the asked direction (trousers_x8's and shirts_x10's last sheets, README, Benchmarks).
 pub(super) fn last_sheet_as_asked(
     problem: &Problem,
     eval: &dyn Evaluator,
+    search: &SheetSearch,
     last: &FilledSheet,
     cells_per_part: f64,
     deadline: Instant,
@@ -96,5 +103,11 @@ pub(super) fn last_sheet_as_asked(
     // (with StrictPartPriorities a first fit takes one priority at a time: these parts were
     // all on this sheet already, so the rest follow into the room left)
     sheet.refill(eval, &mut items, deadline);
-    items.is_empty().then_some(sheet)
+    if items.is_empty() {
+        return Some(sheet);
+    }
+    let seed = problem.settings.seed;
+    search
+        .insert_all(&mut sheet, &items, deadline, seed)
+        .then_some(sheet)
 }

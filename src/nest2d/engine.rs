@@ -305,7 +305,14 @@ fn nest_parts(
     // keeps, is laid out along the asked one again where its parts all fit that way
     let mut last_in = filled_in;
     if let (Some(_), Some(last)) = (&across, filled.last_mut()) {
-        if let Some(sheet) = axis::last_sheet_as_asked(problem, eval, last, search_cells, deadline)
+        let search = SheetSearch {
+            problem,
+            eval,
+            cancel,
+            threads: 1,
+        };
+        if let Some(sheet) =
+            axis::last_sheet_as_asked(problem, eval, &search, last, search_cells, deadline)
         {
             *last = sheet;
             last_in = problem;

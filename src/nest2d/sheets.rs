@@ -140,6 +140,34 @@ impl Slice {
 }
 
 impl SheetSearch<'_> {
+    /// Inserts `items` into `sheet` one after the other, each where it overlaps least and the
+    /// local search making room for it (`insert`, `INSERT_ROUNDS` rounds each, until
+    /// `deadline`): whether all went in. The sheet is unchanged unless they all did.
+    pub(super) fn insert_all(
+        &self,
+        sheet: &mut FilledSheet,
+        items: &[Item],
+        deadline: Instant,
+        seed: u64,
+    ) -> bool {
+        let stop = AtomicBool::new(false);
+        let mut trial = sheet.clone();
+        for (n, &item) in items.iter().enumerate() {
+            let budget = Budget {
+                deadline,
+                cancel: self.cancel.flag(),
+                stop: &stop,
+                max_rounds: Some(INSERT_ROUNDS),
+            };
+            let seed = seed.wrapping_add(n as u64 * 0x2545_f491);
+            if !self.insert(&mut trial, item, &budget, seed).0 {
+                return false;
+            }
+        }
+        *sheet = trial;
+        true
+    }
+
     /// Rebuilds the construction's sheets (all but the last compacted later) until `deadline`.
     /// `None` when the rebuilt sheets are no better than the construction (or a sheet rule left
     /// a part without a sheet): the caller keeps the construction.
