@@ -290,6 +290,14 @@ fn closed_polyline_repeating_its_first_vertex_a_hair_off_imports() {
         other => panic!("expected a T-junction, got {other}"),
     }
     assert!(err.to_string().contains("T-junction"), "{err}");
+    // a square whose last line stops 0.03 along its first edge: a gap a looser tolerance
+    // closes, named as the gap, not a junction
+    let near_miss = "  0\nSECTION\n  2\nENTITIES\n  0\nLWPOLYLINE\n  8\n0\n 90\n5\n 70\n0\n 10\n0\n 20\n0\n 10\n100\n 20\n0\n 10\n100\n 20\n100\n 10\n0\n 20\n100\n 10\n0.03\n 20\n0\n  0\nENDSEC\n  0\nEOF\n";
+    let err = import_dxf("near.dxf", near_miss.as_bytes(), &ImportOptions::default()).unwrap_err();
+    match &err {
+        ImportError::OpenOutline { gap, .. } => assert!((gap - 0.03).abs() < 1e-9, "{gap}"),
+        other => panic!("expected an open outline, got {other}"),
+    }
     // a lone edge longer than the tolerance is still an open outline, not dropped
     let open = "  0\nSECTION\n  2\nENTITIES\n  0\nLINE\n  8\n0\n 10\n0\n 20\n0\n 11\n0.5\n 21\n0\n  0\nENDSEC\n  0\nEOF\n";
     let err = import_dxf("line.dxf", open.as_bytes(), &ImportOptions::default()).unwrap_err();

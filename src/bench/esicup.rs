@@ -109,8 +109,10 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<Instance> {
     Ok(inst)
 }
 
-/// Every item must be one or more polygons whose rings have three vertices or more, enclose an
-/// area, cross neither themselves nor each other, and whose holes lie inside their outline.
+/// Every item must be one or more polygons whose rings have three vertices or more and enclose
+/// an area, and no two rings of the item (outlines and holes) may cross or lie one inside the
+/// other, but for each hole inside its own outline: what the item's area and the verifier take
+/// for granted.
 pub fn check_items(path: &std::path::Path, items: &[Item]) -> anyhow::Result<()> {
     use crate::geometry::exact::{find_crossing, point_in_ring};
     for it in items {
@@ -119,6 +121,7 @@ pub fn check_items(path: &std::path::Path, items: &[Item]) -> anyhow::Result<()>
         if polygons.is_empty() {
             return Err(bad("a multi_polygon with no polygon".into()));
         }
+        let mut shapes = Vec::with_capacity(polygons.len());
         for (outer, holes) in &polygons {
             let shape = Shape::new(outer.clone(), holes.clone());
             if shape.rings().any(|r| r.len() < 3) || shape.outer_area() <= 0.0 {
@@ -127,19 +130,41 @@ pub fn check_items(path: &std::path::Path, items: &[Item]) -> anyhow::Result<()>
             if holes.len() != shape.holes().len() {
                 return Err(bad("a hole with under three vertices".into()));
             }
-            let rings: Vec<Vec<Point>> = shape.rings().map(|r| r.to_vec()).collect();
-            if let Some(at) = find_crossing(&rings) {
-                return Err(bad(format!(
-                    "its edges cross near ({:.4}, {:.4})",
-                    at.x, at.y
-                )));
-            }
             if shape
                 .holes()
                 .iter()
                 .any(|h| !point_in_ring(h[0], shape.outer()))
             {
                 return Err(bad("a hole outside its outline".into()));
+            }
+            shapes.push(shape);
+        }
+        let rings: Vec<Vec<Point>> = shapes
+            .iter()
+            .flat_map(|s| s.rings().map(|r| r.to_vec()))
+            .collect();
+        if let Some(at) = find_crossing(&rings) {
+            return Err(bad(format!(
+                "its edges cross near ({:.4}, {:.4})",
+                at.x, at.y
+            )));
+        }
+        // no crossing: one ring inside another shows by any of its vertices
+        for (a, sa) in shapes.iter().enumerate() {
+            for (b, sb) in shapes.iter().enumerate() {
+                if a != b && point_in_ring(sa.outer()[0], sb.outer()) {
+                    return Err(bad("one of its polygons lies inside another".into()));
+                }
+            }
+            for (i, hi) in sa.holes().iter().enumerate() {
+                if sa
+                    .holes()
+                    .iter()
+                    .enumerate()
+                    .any(|(j, hj)| i != j && point_in_ring(hi[0], hj))
+                {
+                    return Err(bad("a hole inside another hole".into()));
+                }
             }
         }
     }
@@ -403,6 +428,16 @@ mod tests {
                 "inner": [[[5, 5], [6, 5], [6, 6]]]}}"#,
         );
         assert!(e.contains("hole outside"), "{e}");
+        let e = err(
+            r#"{"type": "multi_polygon", "data": [{"outer": [[0, 0], [4, 0], [4, 4], [0, 4]]},
+                {"outer": [[1, 1], [2, 1], [2, 2], [1, 2]]}]}"#,
+        );
+        assert!(e.contains("inside another"), "{e}");
+        let e = err(
+            r#"{"type": "multi_polygon", "data": [{"outer": [[0, 0], [4, 0], [4, 4], [0, 4]]},
+                {"outer": [[3, 3], [6, 3], [6, 6], [3, 6]]}]}"#,
+        );
+        assert!(e.contains("cross"), "{e}");
         let e = err(r#"{"type": "multi_polygon", "data": []}"#);
         assert!(e.contains("no polygon"), "{e}");
         assert!(serde_json::from_str::<Item>(

@@ -252,17 +252,22 @@ fn collect_dxf(
         None => c.file_mm_per_unit,
     };
     if c.cut.is_empty() {
-        let detail = if warnings.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", warnings.join("; "))
-        };
-        return Err(ImportError::Empty {
-            source_name: source_name.into(),
-            detail,
-        });
+        return Err(nothing_to_cut(source_name, &warnings));
     }
     Ok((mm, warnings, c.cut, c.attach))
+}
+
+/// A file with no outline to cut, with what was skipped or ignored in it (the warnings).
+fn nothing_to_cut(source_name: &str, warnings: &[String]) -> ImportError {
+    let detail = if warnings.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", warnings.join("; "))
+    };
+    ImportError::Empty {
+        source_name: source_name.into(),
+        detail,
+    }
 }
 
 /// Entity types the `dxf` crate parses; anything else in the file is dropped by it, and we
@@ -382,10 +387,8 @@ fn outlines_to_parts(
     warnings: Vec<String>,
 ) -> Result<Imported, ImportError> {
     if outlines.is_empty() {
-        return Err(ImportError::Empty {
-            source_name: source_name.into(),
-            detail: String::new(),
-        });
+        // (every loop was a sliver under the tolerance: what else the file held is still news)
+        return Err(nothing_to_cut(source_name, &warnings));
     }
     let mut shapes = Vec::new();
     let many = outlines.len() > 1;

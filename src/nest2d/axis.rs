@@ -106,8 +106,29 @@ pub(super) fn last_sheet_as_asked(
     if items.is_empty() {
         return Some(sheet);
     }
+    // parts of more area than the sheet has free cannot all go in; and the insertions take at
+    // most a quarter of what is left before the deadline, which the compaction needs
+    let area = |items: &[Item]| -> f64 {
+        items
+            .iter()
+            .map(|i| problem.parts[i.part].geometry.area())
+            .sum()
+    };
+    let free = problem.sheets[sheet.sheet].area() - sheet.part_area(problem);
+    if area(&items) > free {
+        return None;
+    }
+    let now = Instant::now();
+    let until = now
+        + deadline
+            .saturating_duration_since(now)
+            .mul_f64(INSERTION_SHARE);
     let seed = problem.settings.seed;
     search
-        .insert_all(&mut sheet, &items, deadline, seed)
+        .insert_all(&mut sheet, &items, until, seed)
         .then_some(sheet)
 }
+
+/// The share of the time left that inserting the parts a first fit along the asked direction
+/// left may take from the last sheet's compaction.
+const INSERTION_SHARE: f64 = 0.25;
