@@ -200,8 +200,13 @@ fn self_crossing_loop_is_reported_with_its_place() {
 
 #[test]
 fn open_outline_names_the_gap_and_a_looser_tolerance_joins_it() {
-    // part_4.dxf has two ends 0.0139 mm apart near (3027.51, 1543.11): more than the default 0.01.
-    let err = import_dxf("part_4.dxf", &read("part_4.dxf"), &ImportOptions::default()).unwrap_err();
+    // part_4.dxf has two ends 0.0139 mm apart near (3027.51, 1543.11): more than 0.01, less
+    // than the default 0.02
+    let strict = ImportOptions {
+        chain_tolerance: 0.01,
+        ..Default::default()
+    };
+    let err = import_dxf("part_4.dxf", &read("part_4.dxf"), &strict).unwrap_err();
     match &err {
         ImportError::OpenOutline { gap, from, .. } => {
             assert!((gap - 0.0139).abs() < 0.0005, "gap {gap}");
@@ -213,11 +218,7 @@ fn open_outline_names_the_gap_and_a_looser_tolerance_joins_it() {
         other => panic!("expected an open-outline error, got {other}"),
     }
     assert!(err.to_string().contains("gap of 0.0139"), "{err}");
-    let opts = ImportOptions {
-        chain_tolerance: 0.02,
-        ..Default::default()
-    };
-    let imp = import_dxf("part_4.dxf", &read("part_4.dxf"), &opts).unwrap();
+    let imp = import_dxf("part_4.dxf", &read("part_4.dxf"), &ImportOptions::default()).unwrap();
     let g = &imp.parts[0].geometry;
     assert_eq!((g.components().len(), g.hole_count()), (1, 0));
     let e = Expect {
@@ -290,12 +291,12 @@ fn closed_polyline_repeating_its_first_vertex_a_hair_off_imports() {
         other => panic!("expected a T-junction, got {other}"),
     }
     assert!(err.to_string().contains("T-junction"), "{err}");
-    // a square whose last line stops 0.03 along its first edge: a gap a looser tolerance
-    // closes, named as the gap, not a junction
-    let near_miss = "  0\nSECTION\n  2\nENTITIES\n  0\nLWPOLYLINE\n  8\n0\n 90\n5\n 70\n0\n 10\n0\n 20\n0\n 10\n100\n 20\n0\n 10\n100\n 20\n100\n 10\n0\n 20\n100\n 10\n0.03\n 20\n0\n  0\nENDSEC\n  0\nEOF\n";
+    // a square whose last line stops 0.06 along its first edge (three default tolerances): a
+    // gap a looser tolerance closes, named as the gap, not a junction
+    let near_miss = "  0\nSECTION\n  2\nENTITIES\n  0\nLWPOLYLINE\n  8\n0\n 90\n5\n 70\n0\n 10\n0\n 20\n0\n 10\n100\n 20\n0\n 10\n100\n 20\n100\n 10\n0\n 20\n100\n 10\n0.06\n 20\n0\n  0\nENDSEC\n  0\nEOF\n";
     let err = import_dxf("near.dxf", near_miss.as_bytes(), &ImportOptions::default()).unwrap_err();
     match &err {
-        ImportError::OpenOutline { gap, .. } => assert!((gap - 0.03).abs() < 1e-9, "{gap}"),
+        ImportError::OpenOutline { gap, .. } => assert!((gap - 0.06).abs() < 1e-9, "{gap}"),
         other => panic!("expected an open outline, got {other}"),
     }
     // a lone edge longer than the tolerance is still an open outline, not dropped
