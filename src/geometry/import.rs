@@ -45,7 +45,8 @@ pub struct ImportOptions {
     /// Loose ends closer than this (mm) are joined into loops. CAD exports leave gaps of a
     /// hundredth or so (`part_4.dxf` from DeepNestSharp: 0.0139 mm, which a default of 0.01
     /// refused, with no setting anywhere to loosen it). Not looser: at the chord tolerance
-    /// (0.05) the same file's runs of segments a few hundredths long chain into loops of no area.
+    /// (0.05) the same file fails with "zero area" (it has segments 0.01 to 0.05 long, which
+    /// presumably close loops early: measured, not traced).
     pub chain_tolerance: f64,
     /// Maximum deviation (mm) of flattened curves from the true curve.
     pub chord_tolerance: f64,

@@ -120,18 +120,22 @@ pub fn chain(pieces: Vec<Piece>, tol: f64, source_name: &str) -> Result<Vec<Loop
                 }
                 None => {
                     if chain_pieces.len() > 1 || tail.dist(first) > tol {
-                        let open_outline = open_error(source_name, tail, first, &open, &used, tol);
+                        let (to, gap) = nearest_free_end(tail, first, &open, &used);
                         // an end a hair past its partner that sits on the next edge is a gap
                         // a looser tolerance closes, not a junction: the gap is named then
-                        let near_miss = matches!(open_outline,
-                            ImportError::OpenOutline { gap, .. } if gap <= JUNCTION_CLEARANCE * tol);
-                        if !near_miss && meets_a_middle(tail, &open, tol) {
+                        if gap > JUNCTION_CLEARANCE * tol && meets_a_middle(tail, &open, tol) {
                             return Err(ImportError::TJunction {
                                 source_name: source_name.to_string(),
                                 at: tail,
                             });
                         }
-                        return Err(open_outline);
+                        return Err(ImportError::OpenOutline {
+                            source_name: source_name.to_string(),
+                            from: tail,
+                            to,
+                            gap,
+                            tolerance: tol,
+                        });
                     }
                     break;
                 }
@@ -178,37 +182,21 @@ fn meets_a_middle(at: Point, pieces: &[Piece], tol: f64) -> bool {
     })
 }
 
-/// Report the gap nearest to the dangling end: to another free end if one exists, else to the
-/// start of its own chain.
-fn open_error(
-    source_name: &str,
-    tail: Point,
-    first: Point,
-    open: &[Piece],
-    used: &[bool],
-    tol: f64,
-) -> ImportError {
-    let mut to = first;
-    let mut gap = tail.dist(first);
-    for (i, p) in open.iter().enumerate() {
-        if used[i] {
-            continue;
-        }
-        for q in [p.start(), p.end()] {
+/// The free end nearest to the dangling `tail`, and its distance: another piece's unused end if
+/// one is nearer than the start of its own chain, `first`, else that start.
+fn nearest_free_end(tail: Point, first: Point, open: &[Piece], used: &[bool]) -> (Point, f64) {
+    open.iter()
+        .zip(used)
+        .filter(|(_, &u)| !u)
+        .flat_map(|(p, _)| [p.start(), p.end()])
+        .fold((first, tail.dist(first)), |best, q| {
             let d = q.dist(tail);
-            if d < gap {
-                gap = d;
-                to = q;
+            if d < best.1 {
+                (q, d)
+            } else {
+                best
             }
-        }
-    }
-    ImportError::OpenOutline {
-        source_name: source_name.to_string(),
-        from: tail,
-        to,
-        gap,
-        tolerance: tol,
-    }
+        })
 }
 
 /// Make consecutive pieces meet exactly (lines move their end points; curves keep their shape,

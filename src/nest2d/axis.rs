@@ -85,13 +85,12 @@ pub(super) fn better_across(
 /// filled across, held them at two thirds of its area and so spanned its whole length along
 /// the asked direction (trousers_x8's and shirts_x10's last sheets, README, Benchmarks).
 pub(super) fn last_sheet_as_asked(
-    problem: &Problem,
-    eval: &dyn Evaluator,
     search: &SheetSearch,
     last: &FilledSheet,
     cells_per_part: f64,
     deadline: Instant,
 ) -> Option<FilledSheet> {
+    let (problem, eval) = (search.problem, search.eval);
     let res = resolution(
         problem,
         cells_no_finer_than(problem, cells_per_part, last.area.cell),
@@ -106,18 +105,8 @@ pub(super) fn last_sheet_as_asked(
     if items.is_empty() {
         return Some(sheet);
     }
-    // parts of more area than the sheet has free cannot all go in; and the insertions take at
-    // most a quarter of what is left before the deadline, which the compaction needs
-    let area = |items: &[Item]| -> f64 {
-        items
-            .iter()
-            .map(|i| problem.parts[i.part].geometry.area())
-            .sum()
-    };
-    let free = problem.sheets[sheet.sheet].area() - sheet.part_area(problem);
-    if area(&items) > free {
-        return None;
-    }
+    // the insertions take at most a quarter of what is left before the deadline, which the
+    // compaction needs
     let now = Instant::now();
     let until = now
         + deadline

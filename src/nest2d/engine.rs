@@ -311,9 +311,7 @@ fn nest_parts(
             cancel,
             threads: 1,
         };
-        if let Some(sheet) =
-            axis::last_sheet_as_asked(problem, eval, &search, last, search_cells, deadline)
-        {
+        if let Some(sheet) = axis::last_sheet_as_asked(&search, last, search_cells, deadline) {
             *last = sheet;
             last_in = problem;
         }

@@ -142,7 +142,8 @@ impl Slice {
 impl SheetSearch<'_> {
     /// Inserts `items` into `sheet` one after the other, each where it overlaps least and the
     /// local search making room for it (`insert`, `INSERT_ROUNDS` rounds each, until
-    /// `deadline`): whether all went in. The sheet is unchanged unless they all did.
+    /// `deadline`): whether all went in. The sheet is unchanged unless they all did; none is
+    /// tried when they hold more area than the sheet has free.
     pub(super) fn insert_all(
         &self,
         sheet: &mut FilledSheet,
@@ -150,6 +151,10 @@ impl SheetSearch<'_> {
         deadline: Instant,
         seed: u64,
     ) -> bool {
+        let sheet_area = self.problem.sheets[sheet.sheet].area();
+        if self.area_of(items) > sheet_area - sheet.part_area(self.problem) {
+            return false;
+        }
         let stop = AtomicBool::new(false);
         let mut trial = sheet.clone();
         for (n, &item) in items.iter().enumerate() {
