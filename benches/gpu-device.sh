@@ -3,9 +3,10 @@
 # tool's machine):
 # 1. kernel rates: the GPU against the CPU backend pinned to two cores (a 2-core machine);
 # 2. ESICUP strips nested in each of MODES side by side, every run pinned to its own two cores.
-#    A mode is COMPUTE[:MIN_WORK][/MOVES][+DEPTH]: `cpu` or `gpu`, KERF_GPU_MIN_WORK (empty: the
-#    default), `--moves` (`batched`, the default, or `one-by-one`) and `--depth-levels` (the
-#    overlap measure's depth levels, `off`, the default, or `fraction:extra,...`).
+#    A mode is COMPUTE[:MIN_WORK][/MOVES][+DEPTH][~ROWS]: `cpu` or `gpu`, KERF_GPU_MIN_WORK
+#    (empty: the default), `--moves` (`batched`, the default, or `one-by-one`), `--depth-levels`
+#    (the overlap measure's depth levels, `off`, the default, or `fraction:extra,...`) and
+#    `--sampled-rows` (rows spread over the height that each move also scans; 0, the default).
 #    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
 #    on beside them on the other cores.
 #
@@ -45,8 +46,9 @@ fi
 PAIRS=$(($(nproc) / 2))
 [ "$PAIRS" -lt 2 ] && PAIRS=2
 run_one() { # pair instance mode
-    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest depth
-    IFS=+ read -r rest depth <<< "$3"
+    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest depth rows
+    IFS='~' read -r rest rows <<< "$3"
+    IFS=+ read -r rest depth <<< "$rest"
     IFS=/ read -r rest moves <<< "$rest"
     IFS=: read -r compute min <<< "$rest"
     local log="$LOGS/${2/:/_}.${3//\//_}.txt"
@@ -56,12 +58,12 @@ run_one() { # pair instance mode
             local file="benches/data/sheets/${2#sheets:}.json"
             [ -f "$file" ] || file="benches/data/sheets-large/${2#sheets:}.json"
             taskset -c "$cores" "$KERF" bench sheets "$file" \
-                --time "$TIME" --seed "$SEED" --compute "$compute" \
+                --time "$TIME" --seed "$SEED" --compute "$compute" --sampled-rows "${rows:-0}" \
                 --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         else
             taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
                 --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" \
-                --depth-levels "${depth:-off}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+                --depth-levels "${depth:-off}" --sampled-rows "${rows:-0}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         fi
     )
 }
@@ -80,8 +82,9 @@ queue() { # first_pair pairs jobs...: runs the jobs ("instance mode") on pairs f
 }
 gpu_jobs=()
 cpu_jobs=()
-for m in $MODES; do
-    for i in "${instances[@]}"; do
+# instance by instance, so that the modes of one instance run side by side, under the same load
+for i in "${instances[@]}"; do
+    for m in $MODES; do
         if [[ $m == cpu* ]]; then cpu_jobs+=("$i $m"); else gpu_jobs+=("$i $m"); fi
     done
 done

@@ -231,6 +231,10 @@ enum BenchCmd {
         /// How the local search evaluates its moves: batched (one call a pass) or one-by-one.
         #[arg(long, default_value = "batched")]
         moves: kerf::nest2d::Moves,
+        /// Rows of positions spread over the strip's height that each move also scans, per
+        /// orientation (wide moves; 0: none).
+        #[arg(long, default_value_t = 0)]
+        sampled_rows: u32,
         /// The overlap measure's depth levels: off, or fraction:extra,... (for example
         /// 0.0625:1,0.125:2,0.25:4: cells 1/16 of a typical part's side deep cost 1 more, ...).
         #[arg(long, default_value = "off")]
@@ -260,6 +264,10 @@ enum BenchCmd {
         /// how far the emptiest full sheet lies under it.
         #[arg(long)]
         strip: bool,
+        /// Rows of positions spread over a sheet's height that each move also scans, per
+        /// orientation (wide moves; 0: none).
+        #[arg(long, default_value_t = 0)]
+        sampled_rows: u32,
         #[arg(long)]
         out: PathBuf,
         /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
@@ -578,6 +586,7 @@ fn run(cli: Cli) -> Result<()> {
                     out,
                     compute,
                     moves,
+                    sampled_rows,
                     depth_levels,
                 },
         } => bench_esicup(
@@ -588,7 +597,10 @@ fn run(cli: Cli) -> Result<()> {
             cells_per_part,
             &out,
             compute.as_deref(),
-            moves,
+            kerf::nest2d::MoveSet {
+                moves,
+                sampled_rows,
+            },
             depth_levels,
         ),
         Cmd::Bench {
@@ -601,6 +613,7 @@ fn run(cli: Cli) -> Result<()> {
                     iterations,
                     repeat,
                     strip,
+                    sampled_rows,
                     out,
                     compute,
                 },
@@ -613,6 +626,7 @@ fn run(cli: Cli) -> Result<()> {
                 iterations,
                 repeat: &repeat,
                 strip,
+                sampled_rows,
                 compute: compute.as_deref(),
             },
             &out,
@@ -977,7 +991,7 @@ fn bench_esicup(
     cells_per_part: f64,
     out: &PathBuf,
     compute: Option<&str>,
-    moves: kerf::nest2d::Moves,
+    moves: kerf::nest2d::MoveSet,
     overlap_depth: kerf::nest2d::DepthLevels,
 ) -> Result<()> {
     use kerf::bench::esicup;
@@ -998,7 +1012,8 @@ fn bench_esicup(
             max_cpu: threads,
             cells_per_part,
             objective: kerf::nest2d::Objective::MinimiseLength,
-            moves,
+            moves: moves.moves,
+            sampled_rows: moves.sampled_rows,
             overlap_depth: overlap_depth.clone(),
             ..Default::default()
         };
@@ -1056,6 +1071,7 @@ struct SheetsBenchArgs<'a> {
     iterations: Option<u64>,
     repeat: &'a str,
     strip: bool,
+    sampled_rows: u32,
     compute: Option<&'a str>,
 }
 
@@ -1090,6 +1106,7 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             max_cpu: a.threads,
             max_iterations: a.iterations,
             repeat,
+            sampled_rows: a.sampled_rows,
             ..Default::default()
         };
         // the same parts as one strip, in the same time: the density the sheets are held to

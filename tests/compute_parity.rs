@@ -156,3 +156,37 @@ fn the_depth_weighted_overlap_measure_gives_the_same_layout_on_cpu_and_gpu() {
     let on_gpu = same_on_both(&problem, &gpu);
     assert_eq!(on_gpu.stats.parts_placed, 12);
 }
+
+#[test]
+fn wide_moves_give_the_same_layout_on_cpu_and_gpu() {
+    // rows spread over the sheet's height join every move's lines; the layout differs from
+    // the one without them (they are really scanned) and is the same on both backends
+    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
+    sheet.quantity = Some(3);
+    let problem = |sampled_rows| Problem {
+        parts: parts(1),
+        sheets: vec![sheet.clone()],
+        settings: Settings {
+            sampled_rows,
+            ..reproducible()
+        },
+    };
+    let plain = nest(
+        &problem(0),
+        &CpuEvaluator,
+        &CancelHandle::default(),
+        &|_| {},
+    )
+    .unwrap();
+    let wide = nest(
+        &problem(6),
+        &CpuEvaluator,
+        &CancelHandle::default(),
+        &|_| {},
+    )
+    .unwrap();
+    assert_ne!(plain.layouts, wide.layouts, "the rows change the moves");
+    let Some(gpu) = gpu_or_skip() else { return };
+    let on_gpu = same_on_both(&problem(6), &gpu);
+    assert_eq!(on_gpu.stats.parts_placed, 12);
+}

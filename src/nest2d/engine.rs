@@ -1054,7 +1054,7 @@ fn compact_last_sheet(
     }
     let target_reached = &AtomicBool::new(false);
     let threads = search_threads(s);
-    let moves = s.moves;
+    let moves = s.move_set();
     let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     let phase_start = Instant::now();
     let total = deadline.saturating_duration_since(phase_start);

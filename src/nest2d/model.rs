@@ -243,8 +243,30 @@ pub struct Settings {
     /// How the local search evaluates its moves. The same input, seed and moves give the
     /// same layout on every backend.
     pub moves: Moves,
+    /// Rows of positions spread over the sheet's height that each move scans per orientation,
+    /// besides its own lines (`search::sampled_rows`): wider moves, which a GPU evaluates at
+    /// little cost. 0: none. The same input, seed, moves and rows give the same layout on every
+    /// backend.
+    pub sampled_rows: u32,
     /// The overlap measure's depth levels (off: every covered cell costs 1).
     pub overlap_depth: DepthLevels,
+}
+
+/// What one local-search move scans and how a pass evaluates its moves: the part of
+/// `Settings` that `search::Compactor` follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MoveSet {
+    pub moves: Moves,
+    pub sampled_rows: u32,
+}
+
+impl Settings {
+    pub fn move_set(&self) -> MoveSet {
+        MoveSet {
+            moves: self.moves,
+            sampled_rows: self.sampled_rows,
+        }
+    }
 }
 
 /// How a pass of the local search evaluates the moves of its overlapping items.
@@ -453,6 +475,7 @@ impl Default for Settings {
             cells_per_part: 128.0,
             common_cutting: None,
             moves: Moves::Batched,
+            sampled_rows: 0,
             overlap_depth: DepthLevels::off(),
         }
     }

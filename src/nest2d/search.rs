@@ -4,7 +4,7 @@
 //!   overlaps each shrink creates by moving parts to the least-overlapping position along whole
 //!   lines of positions (evaluated by the kernels), raising the weights of pairs that stay stuck.
 
-use super::model::Moves;
+use super::model::{MoveSet, Moves};
 use super::rng::Rng;
 use crate::geometry::{BBox, Point};
 use kerf_kernels::{
@@ -327,6 +327,30 @@ fn focus_rows(
         })
 }
 
+/// `k` whole rows of positions spread evenly over the heights of `b`, from a random first
+/// one (stratified: every band of `b`'s height is sampled once), for a raster whose positions
+/// lie within `b`: a move that may take the part to any height of the sheet in one step, as a
+/// whole map would, at the cost of `k` lines (what a GPU evaluates at little cost; issue 20,
+/// item 2). No rng draw where `b` has a single row.
+fn sampled_rows(b: Bounds, k: u32, rng: &mut Rng) -> impl Iterator<Item = Bounds> {
+    let span = (b.y_hi - b.y_lo + 1) as i64;
+    let k = (k as i64).min(span);
+    // row j at (j + u) x span / k for one u in [0, 1): in band j, whatever the rounding
+    let u = if span > 1 {
+        rng.range(0, (span - 1) as i32) as i64
+    } else {
+        0
+    };
+    (0..k).map(move |j| {
+        let y = b.y_lo + ((j * span + u) / k) as i32;
+        Bounds {
+            y_lo: y,
+            y_hi: y,
+            ..b
+        }
+    })
+}
+
 /// Guided local search that shortens the used length of one sheet's layout.
 pub struct Compactor<'a> {
     eval: &'a dyn Evaluator,
@@ -342,8 +366,8 @@ pub struct Compactor<'a> {
     rng: Rng,
     /// Strikes run so far (the deterministic budget `Budget::max_rounds` counts these).
     rounds: u64,
-    /// How a pass evaluates its moves.
-    moves: Moves,
+    /// What a move scans, and how a pass evaluates its moves.
+    moves: MoveSet,
 }
 
 /// Item i's overlaps with the other items were it at some pose (`Compactor::overlaps_at`):
@@ -376,7 +400,7 @@ impl<'a> Compactor<'a> {
         items: Vec<&'a [Oriented]>,
         poses: Vec<Pose>,
         seed: u64,
-        moves: Moves,
+        moves: MoveSet,
     ) -> Self {
         let n = items.len();
         let mut c = Compactor {
@@ -566,7 +590,15 @@ impl<'a> Compactor<'a> {
             };
             let whole = [row(rows[0]), row(rows[1]), col(cols[0]), col(cols[1])];
             let near = focus_rows(&o.raster, b, (cols[0], rows[0]));
-            for bounds in whole.into_iter().chain(near) {
+            let spread = match self.moves.sampled_rows {
+                0 => None,
+                k => Some(sampled_rows(b, k, &mut self.rng)),
+            };
+            for bounds in whole
+                .into_iter()
+                .chain(near)
+                .chain(spread.into_iter().flatten())
+            {
                 lines.push((
                     oi,
                     Candidate {
@@ -733,7 +765,7 @@ impl<'a> Compactor<'a> {
             }
             self.rng.shuffle(&mut order);
             let mut moved = false;
-            match self.moves {
+            match self.moves.moves {
                 Moves::Batched => {
                     if budget.past_deadline() {
                         return Round::Stopped;
@@ -932,6 +964,33 @@ mod tests {
             },
             margin: 0,
         }
+    }
+
+    #[test]
+    fn sampled_rows_are_whole_rows_one_in_each_band_of_the_height() {
+        let b = Bounds {
+            x_lo: -3,
+            x_hi: 40,
+            y_lo: 5,
+            y_hi: 104,
+        };
+        let mut rng = Rng::new(7);
+        for _ in 0..50 {
+            let rows: Vec<Bounds> = sampled_rows(b, 8, &mut rng).collect();
+            assert_eq!(rows.len(), 8);
+            for (j, r) in rows.iter().enumerate() {
+                assert_eq!((r.x_lo, r.x_hi, r.y_lo), (b.x_lo, b.x_hi, r.y_hi));
+                // band j of the 100 heights: from floor(12.5 j) to under 12.5 (j + 1)
+                let (y, j) = (r.y_lo - b.y_lo, j as i32);
+                assert!(y >= j * 100 / 8 && y * 8 < (j + 1) * 100, "{rows:?}");
+            }
+        }
+        // more rows asked than the bounds have: each height once
+        let short = Bounds { y_hi: 7, ..b };
+        let ys: Vec<i32> = sampled_rows(short, 8, &mut rng).map(|r| r.y_lo).collect();
+        assert_eq!(ys, [5, 6, 7]);
+        let one = Bounds { y_hi: 5, ..b };
+        assert_eq!(sampled_rows(one, 3, &mut rng).count(), 1);
     }
 
     #[test]

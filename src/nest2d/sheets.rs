@@ -546,7 +546,7 @@ impl SheetSearch<'_> {
             return (false, 0);
         };
         let pose = *poses.last().expect("the item's pose");
-        let moves = self.problem.settings.moves;
+        let moves = self.problem.settings.move_set();
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed, moves);
         let ok = c.total_overlap() == 0 || c.separate_in_place(budget);
         let rounds = c.rounds();
@@ -598,7 +598,7 @@ impl SheetSearch<'_> {
         items.push(item);
         let new = items.len() - 1;
         let area_of = |k: usize| self.item_area(&items[k]);
-        let moves = self.problem.settings.moves;
+        let moves = self.problem.settings.move_set();
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses.clone(), seed, moves);
         let at_start = c.eviction(new, area_of).map(|out| (poses, out));
         let (poses, out) = if c.total_overlap() == 0 || c.separate_in_place(budget) {
@@ -1038,7 +1038,7 @@ impl SheetSearch<'_> {
         }
         let lists = sheet.orientation_lists();
         let start = sheet.poses();
-        let moves = self.problem.settings.moves;
+        let moves = self.problem.settings.move_set();
         let stop = AtomicBool::new(false);
         let budget = slice.budget(self.cancel, &stop);
         let outcomes: Vec<(f64, Vec<Pose>)> = std::thread::scope(|scope| {
