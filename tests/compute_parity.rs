@@ -171,20 +171,15 @@ fn wide_moves_give_the_same_layout_on_cpu_and_gpu() {
             ..reproducible()
         },
     };
-    let plain = nest(
-        &problem(0),
-        &CpuEvaluator,
-        &CancelHandle::default(),
-        &|_| {},
-    )
-    .unwrap();
-    let wide = nest(
-        &problem(6),
-        &CpuEvaluator,
-        &CancelHandle::default(),
-        &|_| {},
-    )
-    .unwrap();
+    let on_cpu = |rows| {
+        nest(
+            &problem(rows),
+            &CpuEvaluator,
+            &CancelHandle::default(),
+            &|_| {},
+        )
+    };
+    let (plain, wide) = (on_cpu(0).unwrap(), on_cpu(6).unwrap());
     assert_ne!(plain.layouts, wide.layouts, "the rows change the moves");
     let Some(gpu) = gpu_or_skip() else { return };
     let on_gpu = same_on_both(&problem(6), &gpu);

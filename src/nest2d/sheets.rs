@@ -469,6 +469,12 @@ impl SheetSearch<'_> {
                 .copied()
                 .find(|i| !refused.contains(&i.part) && self.item_area(i) <= free);
             let Some(item) = next else {
+                if quota.take().is_some() {
+                    // the share's kinds left are refused or too big for the room left: the
+                    // rest of the pool may still fit (a rare kind drawn out of this sheet's
+                    // share reaches it only this way)
+                    continue;
+                }
                 if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << slice.retries {
                     break;
                 }
@@ -1550,6 +1556,51 @@ mod tests {
             max_rounds: Some(INSERT_ROUNDS),
         };
         search.insert_evicting(sheet, item, &budget, 7)
+    }
+
+    #[test]
+    fn when_the_share_is_refused_the_rest_of_the_pool_gets_its_turn() {
+        // a 21 x 10.5 sheet with one 10 x 10 square; its share holds only a 15 x 10 part, which
+        // the room left (11 x 10.5) cannot take: the two 4 x 4 squares of the pool go on
+        let p = Problem {
+            parts: vec![
+                PartSpec::new("big", PartGeometry::single(Shape::rectangle(10.0, 10.0)), 1),
+                PartSpec::new("small", PartGeometry::single(Shape::rectangle(4.0, 4.0)), 2),
+                PartSpec::new(
+                    "long",
+                    PartGeometry::single(Shape::rectangle(15.0, 10.0)),
+                    1,
+                ),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 21.0, 10.5)],
+            settings: Settings::default(),
+        };
+        let res = super::super::engine::resolution(&p, 64.0);
+        let far = Instant::now() + std::time::Duration::from_secs(60);
+        let sheet = SheetOpener::new(&p, &res)
+            .open(&CpuEvaluator, &mut items(0, 1), far)
+            .flatten()
+            .expect("the sheet takes the square");
+        let search = SheetSearch {
+            problem: &p,
+            eval: &CpuEvaluator,
+            cancel: &CancelHandle::default(),
+            threads: 1,
+        };
+        let mut pool = items(2, 1);
+        pool.extend(items(1, 2));
+        let share = Quota {
+            allowed: vec![(2, 1)],
+        };
+        let slice = Slice {
+            deadline: far,
+            rounds: Some(10 * INSERT_ROUNDS),
+            retries: 0,
+        };
+        let (sheet, pool) = search.densify_one(sheet, pool, Some(share), slice, 7);
+        assert_eq!(pool, items(2, 1), "the long part stays in the pool");
+        assert_eq!(sheet.placed.len(), 3);
+        assert!(no_overlap(&sheet));
     }
 
     #[test]
