@@ -82,7 +82,7 @@ queue() { # first_pair pairs jobs...: runs the jobs ("instance mode") on pairs f
 }
 gpu_jobs=()
 cpu_jobs=()
-# instance by instance, so that the modes of one instance run side by side, under the same load
+# instance by instance, so that the modes of one instance run at about the same time
 for i in "${instances[@]}"; do
     for m in $MODES; do
         if [[ $m == cpu* ]]; then cpu_jobs+=("$i $m"); else gpu_jobs+=("$i $m"); fi

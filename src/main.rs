@@ -991,7 +991,7 @@ fn bench_esicup(
     cells_per_part: f64,
     out: &PathBuf,
     compute: Option<&str>,
-    moves: kerf::nest2d::MoveSet,
+    move_set: kerf::nest2d::MoveSet,
     overlap_depth: kerf::nest2d::DepthLevels,
 ) -> Result<()> {
     use kerf::bench::esicup;
@@ -1012,8 +1012,8 @@ fn bench_esicup(
             max_cpu: threads,
             cells_per_part,
             objective: kerf::nest2d::Objective::MinimiseLength,
-            moves: moves.moves,
-            sampled_rows: moves.sampled_rows,
+            moves: move_set.moves,
+            sampled_rows: move_set.sampled_rows,
             overlap_depth: overlap_depth.clone(),
             ..Default::default()
         };

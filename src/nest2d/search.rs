@@ -328,14 +328,16 @@ fn focus_rows(
 }
 
 /// `k` whole rows of positions spread evenly over the heights of `b`, from a random first
-/// one (stratified: every band of `b`'s height is sampled once), for a raster whose positions
+/// one (systematic sampling: one row in each of `k` equal bands of `b`'s heights, all at the
+/// same random offset within their band), for a raster whose positions
 /// lie within `b`: a move that may take the part to any height of the sheet in one step, as a
 /// whole map would, at the cost of `k` lines (what a GPU evaluates at little cost; issue 20,
 /// item 2). No rng draw where `b` has a single row.
 fn sampled_rows(b: Bounds, k: u32, rng: &mut Rng) -> impl Iterator<Item = Bounds> {
     let span = (b.y_hi - b.y_lo + 1) as i64;
     let k = (k as i64).min(span);
-    // row j at (j + u) x span / k for one u in [0, 1): in band j, whatever the rounding
+    // row j at floor((j span + u) / k) for one u uniform in 0..span: in band j, whatever the
+    // rounding
     let u = if span > 1 {
         rng.range(0, (span - 1) as i32) as i64
     } else {
@@ -565,8 +567,9 @@ impl<'a> Compactor<'a> {
     }
 
     /// Item i's lines of positions for one move, per orientation: a row and a column through
-    /// its current place, a row and a column at random, and the short rows near its place
-    /// (`focus_rows`).
+    /// its current place, a row and a column at random, the short rows near its place
+    /// (`focus_rows`) and, when the settings ask for them, rows spread over the heights
+    /// (`sampled_rows`).
     fn move_lines(&mut self, i: usize, length: f64) -> Vec<(usize, Candidate<'a>)> {
         let cur = self.poses[i];
         let items: &'a [Oriented] = self.items[i];

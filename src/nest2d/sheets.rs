@@ -421,10 +421,9 @@ impl SheetSearch<'_> {
     /// part left in the pool's order (`ORDER`: the longest; of a kind not refused yet) is
     /// inserted where it overlaps least and the guided local search moves the sheet's parts
     /// until nothing overlaps, or gives up, and the part is taken back out. While the sheet has
-    /// a share, only the share's parts are tried; when a round begins with the whole share on
-    /// the sheet, the whole pool. (A share whose last parts are refused, or whose last parts
-    /// the round's first fit places, ends the densification without the pool: left as it was
-    /// measured, README, large jobs.)
+    /// a share, only the share's parts are tried; once no kind of the share is left to try
+    /// (all on the sheet, refused, or too big for the room left), the whole pool (README,
+    /// large jobs: before the fifteenth session a refused share ended the densification).
     fn densify_one(
         &self,
         mut sheet: FilledSheet,
@@ -1560,15 +1559,16 @@ mod tests {
 
     #[test]
     fn when_the_share_is_refused_the_rest_of_the_pool_gets_its_turn() {
-        // a 21 x 10.5 sheet with one 10 x 10 square; its share holds only a 15 x 10 part, which
-        // the room left (11 x 10.5) cannot take: the two 4 x 4 squares of the pool go on
+        // a 21 x 10.5 sheet with one 10 x 10 square; its share holds only an 11.5 x 10.2 part,
+        // which the room left (11 x 10.5) cannot take, turned or not, so its insertion is
+        // refused: the two 4 x 4 squares of the pool go on
         let p = Problem {
             parts: vec![
                 PartSpec::new("big", PartGeometry::single(Shape::rectangle(10.0, 10.0)), 1),
                 PartSpec::new("small", PartGeometry::single(Shape::rectangle(4.0, 4.0)), 2),
                 PartSpec::new(
                     "long",
-                    PartGeometry::single(Shape::rectangle(15.0, 10.0)),
+                    PartGeometry::single(Shape::rectangle(11.5, 10.2)),
                     1,
                 ),
             ],
