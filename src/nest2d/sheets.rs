@@ -1321,6 +1321,16 @@ mod tests {
         }
     }
 
+    /// A one-thread search of `p` on the CPU backend.
+    fn cpu_search<'a>(p: &'a Problem, cancel: &'a CancelHandle) -> SheetSearch<'a> {
+        SheetSearch {
+            problem: p,
+            eval: &CpuEvaluator,
+            cancel,
+            threads: 1,
+        }
+    }
+
     fn items(part: usize, n: u32) -> Vec<Item> {
         (0..n)
             .map(|instance| Item {
@@ -1540,12 +1550,8 @@ mod tests {
     }
 
     fn swap(p: &Problem, sheet: &mut FilledSheet, item: Item) -> Option<Vec<Item>> {
-        let search = SheetSearch {
-            problem: p,
-            eval: &CpuEvaluator,
-            cancel: &CancelHandle::default(),
-            threads: 1,
-        };
+        let cancel = CancelHandle::default();
+        let search = cpu_search(p, &cancel);
         let stop = AtomicBool::new(false);
         let cancel = AtomicBool::new(false);
         let budget = Budget {
@@ -1581,12 +1587,8 @@ mod tests {
             .open(&CpuEvaluator, &mut items(0, 1), far)
             .flatten()
             .expect("the sheet takes the square");
-        let search = SheetSearch {
-            problem: &p,
-            eval: &CpuEvaluator,
-            cancel: &CancelHandle::default(),
-            threads: 1,
-        };
+        let cancel = CancelHandle::default();
+        let search = cpu_search(&p, &cancel);
         let mut pool = items(2, 1);
         pool.extend(items(1, 2));
         let share = Quota {
@@ -1735,12 +1737,8 @@ mod tests {
             .flatten()
             .map(|s| emptied(&s))
             .expect("a sheet");
-        let search = SheetSearch {
-            problem: &p,
-            eval: &CpuEvaluator,
-            cancel: &CancelHandle::default(),
-            threads: 1,
-        };
+        let cancel = CancelHandle::default();
+        let search = cpu_search(&p, &cancel);
         let square = search.last_sheet(&fresh, &items(0, 1));
         let strips = search.last_sheet(&fresh, &items(1, 4));
         assert!(strips.area < square.area);
