@@ -3,8 +3,10 @@
 # tool's machine):
 # 1. kernel rates: the GPU against the CPU backend pinned to two cores (a 2-core machine);
 # 2. ESICUP strips nested in each of MODES side by side, every run pinned to its own two cores.
-#    A mode is COMPUTE[:MIN_WORK][/MOVES][+DEPTH][~ROWS]: `cpu` or `gpu`, KERF_GPU_MIN_WORK
-#    (empty: the default), `--moves` (`batched`, the default, or `one-by-one`), `--depth-levels`
+#    A mode is COMPUTE[:ROUTE][/MOVES][+DEPTH][~ROWS]: `cpu` or `gpu`; how the GPU backend
+#    routes calls between the GPU and its CPU twin (empty: by measured cost, the default;
+#    `fixed`: the threshold rule at the default KERF_GPU_MIN_WORK; a number W: the threshold
+#    rule at KERF_GPU_MIN_WORK=W; `measured@W`: by measured cost with W as the prior), `--moves` (`batched`, the default, or `one-by-one`), `--depth-levels`
 #    (the overlap measure's depth levels, `off`, the default, or `fraction:extra,...`) and
 #    `--sampled-rows` (rows spread over the height that each move also scans; 0, the default).
 #    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
@@ -53,7 +55,12 @@ run_one() { # pair instance mode
     IFS=: read -r compute min <<< "$rest"
     local log="$LOGS/${2/:/_}.${3//\//_}.txt"
     (
-        [ -n "$min" ] && export KERF_GPU_MIN_WORK=$min
+        case "$min" in
+            '') ;;
+            fixed) export KERF_GPU_ROUTE=threshold ;;
+            measured@*) export KERF_GPU_MIN_WORK=${min#measured@} ;;
+            *) export KERF_GPU_ROUTE=threshold KERF_GPU_MIN_WORK=$min ;;
+        esac
         if [[ $2 == sheets:* ]]; then
             local file="benches/data/sheets/${2#sheets:}.json"
             [ -f "$file" ] || file="benches/data/sheets-large/${2#sheets:}.json"

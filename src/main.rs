@@ -1057,10 +1057,15 @@ fn bench_esicup(
 }
 
 /// How many evaluations the GPU answered (the rest went to its CPU twin): what
-/// `benches/gpu-device.sh` reads to show the GPU did the work. Nothing on the CPU backend.
+/// `benches/gpu-device.sh` reads to show the GPU did the work; then what the measured routing
+/// timed on each path. Nothing on the CPU backend.
 fn print_gpu_calls(eval: &dyn kerf_kernels::Evaluator) {
     if eval.accelerated_calls() > 0 {
         println!("calls answered by the GPU: {}", eval.accelerated_calls());
+    }
+    let report = eval.routing_report();
+    if !report.is_empty() {
+        println!("{report}");
     }
 }
 
@@ -1301,7 +1306,7 @@ fn bench_kernels(budget: f64, max_sheet: u32, cpu_only: bool) -> Result<()> {
     let gpu = if cpu_only {
         None
     } else {
-        match kerf_kernels::GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
+        match kerf_kernels::GpuEvaluator::new(true).map(|g| g.every_call_on_gpu()) {
             Ok(g) => Some(g),
             Err(why) => {
                 println!("no GPU backend: {why}");

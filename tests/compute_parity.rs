@@ -18,7 +18,13 @@ fn part(id: &str, outline: &[(f64, f64)], quantity: u32) -> PartSpec {
 /// The GPU backend with every evaluation on the device however small, or `None` (and a note)
 /// when there is no adapter and KERF_REQUIRE_GPU is not 1.
 fn gpu_or_skip() -> Option<GpuEvaluator> {
-    match GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
+    adapter_or_skip().map(GpuEvaluator::every_call_on_gpu)
+}
+
+/// The GPU backend as a service opens it (its calls routed by measured cost), or `None` as
+/// for `gpu_or_skip`.
+fn adapter_or_skip() -> Option<GpuEvaluator> {
+    match GpuEvaluator::new(true) {
         Ok(g) => Some(g),
         Err(why) => {
             assert!(
@@ -184,4 +190,32 @@ fn wide_moves_give_the_same_layout_on_cpu_and_gpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     let on_gpu = same_on_both(&problem(6), &gpu);
     assert_eq!(on_gpu.stats.parts_placed, 12);
+}
+
+#[test]
+fn calls_routed_by_measured_cost_give_the_same_layout_as_the_cpu() {
+    // the default routing times both paths and sends each call where it has been cheaper:
+    // which path answers changes from run to run, the layout never does
+    let Some(gpu) = adapter_or_skip() else { return };
+    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
+    sheet.quantity = Some(3);
+    let problem = Problem {
+        parts: parts(1),
+        sheets: vec![sheet],
+        settings: Settings {
+            moves: Moves::Batched,
+            ..reproducible()
+        },
+    };
+    let on_gpu = same_on_both(&problem, &gpu);
+    assert_eq!(on_gpu.stats.parts_placed, 12);
+    let report = gpu.routing_report();
+    eprintln!("{report}");
+    // both paths were timed: the prior sends these small calls to the CPU, and the GPU is
+    // tried within the exploration budget
+    assert!(gpu.answered() > 0, "the GPU answered some calls\n{report}");
+    assert!(
+        report.contains("Lines") && report.contains(" us ("),
+        "the batched line scans were timed\n{report}"
+    );
 }

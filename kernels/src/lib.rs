@@ -56,6 +56,12 @@ pub trait Evaluator: Send + Sync {
         0
     }
 
+    /// How the backend chose between its accelerator and the CPU, as it measured it (one line
+    /// per kind and size of call), for the benchmarks; empty for a backend that drives none.
+    fn routing_report(&self) -> String {
+        String::new()
+    }
+
     /// The first position in (x, then y) order within `bounds` where `part` covers no set cell of
     /// `occ`; cells outside the grid count as set.
     fn first_fit(&self, occ: &Occupancy, part: &PartRaster, bounds: Bounds) -> Option<(i32, i32)>;

@@ -71,10 +71,10 @@ pub fn best_of(values: &[u64]) -> Option<LineBest> {
     })
 }
 
-/// Whether a batch's line scans visit at least `limit` (lane, shape) pairs: the lanes each line's
-/// raster shares with each shape its mover weighs, which is what a scan's work grows with
-/// (runs are few per lane). The count stops at `limit`.
-pub fn work_reaches(scene: &[Shape], movers: &[Mover], limit: u64) -> bool {
+/// How many (lane, shape) pairs a batch's line scans visit: the lanes each line's raster shares
+/// with each shape its mover weighs, which is what a scan's work grows with (runs are few per
+/// lane). The GPU backend routes a batch by it.
+pub fn line_work(scene: &[Shape], movers: &[Mover]) -> u64 {
     let mut work = 0u64;
     for m in movers {
         for c in &m.lines {
@@ -100,12 +100,9 @@ pub fn work_reaches(scene: &[Shape], movers: &[Mover], limit: u64) -> bool {
                 let shared = (fixed + lanes).min(lane0 + n) - fixed.max(lane0);
                 if shared > 0 {
                     work += shared as u64;
-                    if work >= limit {
-                        return true;
-                    }
                 }
             }
         }
     }
-    work >= limit
+    work
 }

@@ -23,7 +23,7 @@ fn random_occupancy(rng: &mut Rng, w: u32, h: u32, parts: usize) -> Occupancy {
 /// The GPU backend, or None (and why) when this machine has no Vulkan adapter.
 fn gpu() -> Option<GpuEvaluator> {
     // every call on the GPU, however small (production sends small ones to the CPU twin)
-    match GpuEvaluator::new(true).map(|g| g.with_min_work(0)) {
+    match GpuEvaluator::new(true).map(|g| g.every_call_on_gpu()) {
         Ok(g) => {
             eprintln!("parity on {}", g.name());
             Some(g)

@@ -5,7 +5,7 @@
 //! and answers on the CPU from then on.
 
 use crate::cpu::CpuEvaluator;
-use crate::lines::{work_reaches, LineBest, Mover, Shape};
+use crate::lines::{line_work, LineBest, Mover, Shape};
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed};
 use crate::sheet::{fit_bounds, Candidate};
@@ -13,25 +13,20 @@ use crate::weighted::Corners;
 use crate::{Axis, Bounds, Evaluator};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 use wgpu::util::DeviceExt;
 
 mod lines;
+mod route;
+
+use route::{Call, CostRouter, Path, Routing};
 
 const WORKGROUP: u32 = 64;
-/// Default of `KERF_GPU_MIN_WORK`, in positions x rectangles. An estimate, not a measurement
-/// (no GPU was at hand): below it a dispatch round trip is expected to cost more than the CPU
-/// answer. To be tuned on a GPU with `kerf bench kernels`.
+/// Default of `KERF_GPU_MIN_WORK`, in positions x rectangles: the threshold rule's crossover
+/// and the measured routing's prior (`route`). Tuned on an H100 for the batched line scans
+/// (README, GPU or CPU).
 const DEFAULT_MIN_WORK: u64 = 1 << 20;
-/// Batches of lines go to the GPU from this many times `min_work` (estimates, to be tuned on a
-/// GPU with `kerf bench kernels` and `kerf bench esicup --compute gpu`).
-const LINES_FACTOR: u64 = 16;
 const MAX_GROUPS: u32 = 65_535;
-/// Batched line scans go to the GPU from `min_work / LINE_WORK_DIVISOR` (lane, shape) pairs
-/// (`lines::work_reaches`): 65,536 at the default. Measured on an H100, each run on 2 cores
-/// (the search's strikes per phase on the GPU over those on the CPU twin, against the phase's
-/// mean pairs per batch): fu 0.23 at 11k pairs, 0.41 at 22k, 0.69 at 39k, 1.4 at 79k; swim
-/// 0.67 at 29k, 1.0 at 54k, 2.2 at 154k; shirts 1.9 at 66k, 6.4 at 340k, 20 at 1.2M.
-const LINE_WORK_DIVISOR: u64 = 16;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -121,9 +116,9 @@ pub struct GpuEvaluator {
     failure: Mutex<Option<String>>,
     /// Calls the GPU answered.
     answered: std::sync::atomic::AtomicU64,
-    /// Calls with less work than this (positions x rectangles) go to the CPU twin: a dispatch
-    /// and its readback cost more than a small evaluation. The answers are the same either way.
-    min_work: u64,
+    /// Which calls the GPU answers and which the CPU twin (a dispatch and its readback cost
+    /// more than a small evaluation). The answers are the same either way.
+    routing: Routing,
     cpu: CpuEvaluator,
 }
 
@@ -323,38 +318,37 @@ impl GpuEvaluator {
             failed,
             failure: Mutex::new(None),
             answered: Default::default(),
-            min_work: std::env::var("KERF_GPU_MIN_WORK")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(DEFAULT_MIN_WORK),
+            routing: routing_from_env(),
             cpu: CpuEvaluator,
         })
     }
 
-    /// Sends every call to the GPU however small (0), or only calls with at least `work`
-    /// positions x rectangles.
-    pub fn with_min_work(mut self, work: u64) -> GpuEvaluator {
-        self.min_work = work;
+    /// Sends every call to the GPU however small (the parity tests, `kerf bench kernels`).
+    pub fn every_call_on_gpu(mut self) -> GpuEvaluator {
+        self.routing = Routing::Always;
         self
     }
 
-    /// The GPU's answer when the batch is worth a dispatch (at least `factor` x `min_work`
-    /// positions x rectangles) and the GPU works, else the CPU twin's (the same answer).
+    /// Answers a call on the path `routing` picks for its kind and work, and times it; a GPU
+    /// that declines the call or fails answers it on the CPU twin (the same answer).
     fn answer<T>(
         &self,
-        candidates: &[Candidate],
-        factor: u64,
+        call: Call,
+        work: u64,
         gpu: impl FnOnce() -> Result<T, GpuError>,
         cpu: impl FnOnce() -> T,
     ) -> T {
-        let work: u64 = candidates
-            .iter()
-            .map(|c| c.positions() * c.raster.rects().len() as u64)
-            .sum();
-        if work < self.min_work.saturating_mul(factor) {
+        if self.has_failed() {
             return cpu();
         }
-        self.attempt(gpu).unwrap_or_else(cpu)
+        let decision = self.routing.choose(call, work);
+        let t = Instant::now();
+        let out = match decision.path {
+            Path::Cpu => cpu(),
+            Path::Gpu => self.attempt(gpu).unwrap_or_else(cpu),
+        };
+        self.routing.record(decision, t.elapsed());
+        out
     }
 
     pub fn adapter(&self) -> &AdapterDescription {
@@ -956,6 +950,46 @@ fn dispatch_grid(parts: &[GpuPart]) -> Result<(u32, u32), GpuError> {
     Ok((gx, gy as u32))
 }
 
+/// A call's work as the routing counts it: positions x rectangles of every candidate.
+fn candidate_work(candidates: &[Candidate]) -> u64 {
+    candidates
+        .iter()
+        .map(|c| c.positions() * c.raster.rects().len() as u64)
+        .sum()
+}
+
+/// The routing `KERF_GPU_ROUTE` asks for: `measured` (the default) or `threshold`, with
+/// `KERF_GPU_MIN_WORK` as the threshold and the measured routing's prior.
+fn routing_from_env() -> Routing {
+    let min_work = match std::env::var("KERF_GPU_MIN_WORK") {
+        Err(_) => DEFAULT_MIN_WORK,
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            tracing::warn!(value = %v, default = DEFAULT_MIN_WORK, "KERF_GPU_MIN_WORK is not a whole number; using the default");
+            DEFAULT_MIN_WORK
+        }),
+    };
+    match std::env::var("KERF_GPU_ROUTE").as_deref().map(str::trim) {
+        Ok("threshold") => Routing::Threshold(min_work),
+        Err(_) | Ok("measured") => Routing::Measured(CostRouter::new(min_work)),
+        Ok(other) => {
+            tracing::warn!(
+                value = other,
+                "KERF_GPU_ROUTE is neither measured nor threshold; routing by measured cost"
+            );
+            Routing::Measured(CostRouter::new(min_work))
+        }
+    }
+}
+
+impl Drop for GpuEvaluator {
+    fn drop(&mut self) {
+        let report = self.routing.report();
+        if !report.is_empty() {
+            tracing::debug!(adapter = %self.adapter.name, "{report}");
+        }
+    }
+}
+
 /// Vulkan, Metal, DX12: never OpenGL (with no Vulkan driver wgpu would otherwise settle for
 /// a software OpenGL adapter).
 fn desc_backends() -> wgpu::Backends {
@@ -969,6 +1003,10 @@ impl Evaluator for GpuEvaluator {
 
     fn accelerated_calls(&self) -> u64 {
         self.answered()
+    }
+
+    fn routing_report(&self) -> String {
+        self.routing.report()
     }
 
     fn name(&self) -> String {
@@ -994,8 +1032,8 @@ impl Evaluator for GpuEvaluator {
 
     fn first_fits(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Option<(i32, i32)>> {
         self.answer(
-            candidates,
-            1,
+            Call::FirstFits,
+            candidate_work(candidates),
             || self.gpu_first_fits(occ, candidates),
             || self.cpu.first_fits(occ, candidates),
         )
@@ -1003,8 +1041,8 @@ impl Evaluator for GpuEvaluator {
 
     fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>> {
         self.answer(
-            candidates,
-            1,
+            Call::OverlapMaps,
+            candidate_work(candidates),
             || self.gpu_overlap_maps(occ, candidates),
             || self.cpu.occupancy_overlap_maps(occ, candidates),
         )
@@ -1012,27 +1050,27 @@ impl Evaluator for GpuEvaluator {
 
     fn weighted_overlap_maps(&self, others: &[Placed], candidates: &[Candidate]) -> Vec<Vec<u64>> {
         // lines cost the CPU no table (trapezoid scans); the GPU must build one over every
-        // placed raster first: lines go to the GPU only in bulk
-        let factor = if candidates.iter().all(Candidate::is_line) {
-            LINES_FACTOR
+        // placed raster first: they are a kind of call of their own
+        let call = if candidates.iter().all(Candidate::is_line) {
+            Call::WeightedLines
         } else {
-            1
+            Call::WeightedMaps
         };
         self.answer(
-            candidates,
-            factor,
+            call,
+            candidate_work(candidates),
             || self.gpu_weighted_maps(others, candidates),
             || self.cpu.weighted_overlap_maps(others, candidates),
         )
     }
 
     fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>> {
-        // a batch worth less than a dispatch and its read-back goes to the CPU twin
-        if !work_reaches(scene, movers, self.min_work / LINE_WORK_DIVISOR) {
-            return self.cpu.best_on_lines(scene, movers);
-        }
-        self.attempt(|| self.gpu_best_on_lines(scene, movers))
-            .unwrap_or_else(|| self.cpu.best_on_lines(scene, movers))
+        self.answer(
+            Call::Lines,
+            line_work(scene, movers),
+            || self.gpu_best_on_lines(scene, movers),
+            || self.cpu.best_on_lines(scene, movers),
+        )
     }
 
     fn overlap_line(
