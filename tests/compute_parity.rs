@@ -86,6 +86,17 @@ fn reproducible() -> Settings {
     }
 }
 
+/// The parts once on sheets of 160 x 90, three at most: they fit on one.
+fn small_job(settings: Settings) -> Problem {
+    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
+    sheet.quantity = Some(3);
+    Problem {
+        parts: parts(1),
+        sheets: vec![sheet],
+        settings,
+    }
+}
+
 /// Both ways of evaluating the local search's moves: one by one, and in batches (one
 /// `best_on_lines` call, one GPU dispatch, per pass).
 const MOVES: [Moves; 2] = [Moves::OneByOne, Moves::Batched];
@@ -93,18 +104,12 @@ const MOVES: [Moves; 2] = [Moves::OneByOne, Moves::Batched];
 #[test]
 fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
     let Some(gpu) = gpu_or_skip() else { return };
-    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
-    sheet.quantity = Some(3);
     for moves in MOVES {
         let before = gpu.answered();
-        let problem = Problem {
-            parts: parts(1),
-            sheets: vec![sheet.clone()],
-            settings: Settings {
-                moves,
-                ..reproducible()
-            },
-        };
+        let problem = small_job(Settings {
+            moves,
+            ..reproducible()
+        });
         let on_gpu = same_on_both(&problem, &gpu);
         let calls = gpu.answered() - before;
         assert!(
@@ -145,16 +150,10 @@ fn the_multi_sheet_search_gives_the_same_sheets_on_cpu_and_gpu() {
 #[test]
 fn the_depth_weighted_overlap_measure_gives_the_same_layout_on_cpu_and_gpu() {
     // every placed part enters the GPU's scene with its deeper levels as more shapes
-    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
-    sheet.quantity = Some(3);
-    let problem = Problem {
-        parts: parts(1),
-        sheets: vec![sheet],
-        settings: Settings {
-            overlap_depth: "0.0625:1,0.125:2,0.25:4".parse().unwrap(),
-            ..reproducible()
-        },
-    };
+    let problem = small_job(Settings {
+        overlap_depth: "0.0625:1,0.125:2,0.25:4".parse().unwrap(),
+        ..reproducible()
+    });
     // (the levels are really there: parts of these sizes have cells deep enough)
     let (_, table) = kerf::nest2d::engine::orientation_table(&problem, 10.0);
     assert!(table.iter().flatten().any(|o| !o.depth.is_empty()));
@@ -167,15 +166,11 @@ fn the_depth_weighted_overlap_measure_gives_the_same_layout_on_cpu_and_gpu() {
 fn wide_moves_give_the_same_layout_on_cpu_and_gpu() {
     // rows spread over the sheet's height join every move's lines; the layout differs from
     // the one without them (they are really scanned) and is the same on both backends
-    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
-    sheet.quantity = Some(3);
-    let problem = |sampled_rows| Problem {
-        parts: parts(1),
-        sheets: vec![sheet.clone()],
-        settings: Settings {
+    let problem = |sampled_rows| {
+        small_job(Settings {
             sampled_rows,
             ..reproducible()
-        },
+        })
     };
     let on_cpu = |rows| {
         nest(
@@ -197,16 +192,10 @@ fn calls_routed_by_measured_cost_give_the_same_layout_as_the_cpu() {
     // the default routing times both paths and sends each call where it has been cheaper:
     // which path answers changes from run to run, the layout never does
     let Some(gpu) = adapter_or_skip() else { return };
-    let mut sheet = SheetSpec::rectangle("s", 160.0, 90.0);
-    sheet.quantity = Some(3);
-    let problem = Problem {
-        parts: parts(1),
-        sheets: vec![sheet],
-        settings: Settings {
-            moves: Moves::Batched,
-            ..reproducible()
-        },
-    };
+    let problem = small_job(Settings {
+        moves: Moves::Batched,
+        ..reproducible()
+    });
     let on_gpu = same_on_both(&problem, &gpu);
     assert_eq!(on_gpu.stats.parts_placed, 12);
     let report = gpu.routing_report();
