@@ -29,6 +29,14 @@ KERNELS_TIMEOUT=${KERNELS_TIMEOUT:-150}
 MODES=${MODES:-cpu gpu}
 GPU_PARALLEL=${GPU_PARALLEL:-2}
 LOGS=$(mktemp -d)
+for m in $MODES; do # a routing the backend does not know would fall back to its default
+    base=${m%%[/+~]*}
+    [[ $base == *:* ]] || continue
+    case "${base#*:}" in
+        fixed | measured@[0-9]* | [0-9]*) ;;
+        *) echo "mode $m: unknown routing '${base#*:}' (fixed, W or measured@W)" >&2; exit 2 ;;
+    esac
+done
 mkdir -p "$OUT"
 instances=("$@")
 [ ${#instances[@]} -eq 0 ] && instances=(albano dagli fu jakobs1 mao marques shapes1 shirts swim trousers)
@@ -55,11 +63,14 @@ run_one() { # pair instance mode
     IFS=: read -r compute min <<< "$rest"
     local log="$LOGS/${2/:/_}.${3//\//_}.txt"
     (
+        # the mode alone decides the routing, not what the caller exported
+        unset KERF_GPU_ROUTE KERF_GPU_MIN_WORK
         case "$min" in
             '') ;;
             fixed) export KERF_GPU_ROUTE=threshold ;;
-            measured@*) export KERF_GPU_MIN_WORK=${min#measured@} ;;
-            *) export KERF_GPU_ROUTE=threshold KERF_GPU_MIN_WORK=$min ;;
+            measured@[0-9]*) export KERF_GPU_MIN_WORK=${min#measured@} ;;
+            [0-9]*) export KERF_GPU_ROUTE=threshold KERF_GPU_MIN_WORK=$min ;;
+            *) echo "mode $3: unknown routing '$min'" >&2; exit 2 ;;
         esac
         if [[ $2 == sheets:* ]]; then
             local file="benches/data/sheets/${2#sheets:}.json"

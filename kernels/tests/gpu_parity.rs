@@ -22,7 +22,8 @@ fn random_occupancy(rng: &mut Rng, w: u32, h: u32, parts: usize) -> Occupancy {
 
 /// The GPU backend, or None (and why) when this machine has no Vulkan adapter.
 fn gpu() -> Option<GpuEvaluator> {
-    // every call on the GPU, however small (production sends small ones to the CPU twin)
+    // every call on the GPU, however small (production routes each call to the path it
+    // measured cheaper for calls of its size, often the CPU twin for small ones)
     match GpuEvaluator::new(true).map(|g| g.every_call_on_gpu()) {
         Ok(g) => {
             eprintln!("parity on {}", g.name());

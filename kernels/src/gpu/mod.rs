@@ -343,12 +343,24 @@ impl GpuEvaluator {
         }
         let decision = self.routing.choose(call, work);
         let t = Instant::now();
-        let out = match decision.path {
-            Path::Cpu => cpu(),
-            Path::Gpu => self.attempt(gpu).unwrap_or_else(cpu),
+        let (out, answered_on) = match decision.path {
+            Path::Cpu => (cpu(), Path::Cpu),
+            Path::Gpu => match self.attempt(gpu) {
+                Some(out) => (out, Path::Gpu),
+                // declined (too large for the device) or failed: the CPU twin answers, and
+                // the time counts as the GPU path's, which is what taking it cost
+                None => (cpu(), Path::Cpu),
+            },
         };
-        self.routing.record(decision, t.elapsed());
+        self.routing.record(decision, answered_on, t.elapsed());
         out
+    }
+
+    /// Routes calls by measured cost (the default unless `KERF_GPU_ROUTE` says otherwise),
+    /// with `KERF_GPU_MIN_WORK`'s default as the prior.
+    pub fn routed_by_measured_cost(mut self) -> GpuEvaluator {
+        self.routing = Routing::Measured(CostRouter::new(DEFAULT_MIN_WORK));
+        self
     }
 
     pub fn adapter(&self) -> &AdapterDescription {
