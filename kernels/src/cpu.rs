@@ -37,7 +37,7 @@ impl Evaluator for CpuEvaluator {
                 )
             })
             .collect();
-        probes.sort_by(|a, b| b.1.cmp(&a.1));
+        probes.sort_by_key(|&(_, need)| std::cmp::Reverse(need));
         probes.truncate(6);
         'columns: for x in x_lo..=x_hi {
             for &(k, need) in &probes {

@@ -378,7 +378,9 @@ impl GpuEvaluator {
     }
 
     fn max_binding(&self) -> u64 {
-        (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size)
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
     }
 
     /// Runs `f` on the GPU; a device failure is logged once and turns the backend to the CPU.
