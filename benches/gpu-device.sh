@@ -6,13 +6,14 @@
 #    A mode is COMPUTE[:ROUTE][/MOVES][+DEPTH][~ROWS]: `cpu` or `gpu`; how the GPU backend
 #    routes calls between the GPU and its CPU twin (empty: by measured cost, the default;
 #    `fixed`: the threshold rule at the default KERF_GPU_MIN_WORK; a number W: the threshold
-#    rule at KERF_GPU_MIN_WORK=W; `measured@W`: by measured cost with W as the prior), `--moves` (`batched`, the default, or `one-by-one`), `--depth-levels`
-#    (the overlap measure's depth levels, `off`, the default, or `fraction:extra,...`) and
+#    rule at KERF_GPU_MIN_WORK=W; `measured@W`: by measured cost with W as the prior);
+#    `--moves` (`batched`, the default, or `one-by-one`); `--depth-levels` (the overlap
+#    measure's depth levels, `off`, the default, or `fraction:extra,...`); and
 #    `--sampled-rows` (rows spread over the height that each move also scans; 0, the default).
 #    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
 #    on beside them on the other cores.
 #
-#   KERF=path/to/kerf TIME=30 SEED=1 OUT=dir MODES="cpu gpu gpu:0" benches/gpu-device.sh [instance ...]
+#   KERF=path/to/kerf TIME=30 SEED=1 OUT=dir MODES="cpu gpu gpu:fixed" benches/gpu-device.sh [instance ...]
 #
 # An instance named sheets:NAME is a multi-sheet instance (benches/data/sheets/NAME.json, or
 # benches/data/sheets-large/NAME.json) nested with `kerf bench sheets`; its cell in the table
