@@ -451,9 +451,6 @@ impl SheetSearch<'_> {
                 Some(q) => q.take(&pool),
                 None => pool.clone(),
             };
-            if candidates.is_empty() && quota.take().is_some() {
-                continue; // the whole share is on the sheet: more of the pool may follow
-            }
             let before = sheet.placed.len();
             sheet.refill(self.eval, &mut candidates, slice.deadline);
             let new: Vec<Item> = sheet.placed[before..].iter().map(|(i, _)| *i).collect();
@@ -469,9 +466,9 @@ impl SheetSearch<'_> {
                 .find(|i| !refused.contains(&i.part) && self.item_area(i) <= free);
             let Some(item) = next else {
                 if quota.take().is_some() {
-                    // the share's kinds left are refused or too big for the room left: the
-                    // rest of the pool may still fit (a rare kind drawn out of this sheet's
-                    // share reaches it only this way)
+                    // the share's kinds are all on the sheet, refused or too big for the room
+                    // left: the rest of the pool may still fit (a rare kind drawn out of this
+                    // sheet's share reaches it only this way)
                     continue;
                 }
                 if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << slice.retries {

@@ -19,7 +19,7 @@ use wgpu::util::DeviceExt;
 mod lines;
 mod route;
 
-use route::{Call, CostRouter, Path, Routing};
+use route::{Call, Path, Routing};
 
 const WORKGROUP: u32 = 64;
 /// Default of `KERF_GPU_MIN_WORK`, in positions x rectangles: the threshold rule's crossover
@@ -359,7 +359,7 @@ impl GpuEvaluator {
     /// Routes calls by measured cost (the default unless `KERF_GPU_ROUTE` says otherwise),
     /// with `KERF_GPU_MIN_WORK`'s default as the prior.
     pub fn routed_by_measured_cost(mut self) -> GpuEvaluator {
-        self.routing = Routing::Measured(CostRouter::new(DEFAULT_MIN_WORK));
+        self.routing = Routing::measured(DEFAULT_MIN_WORK);
         self
     }
 
@@ -984,13 +984,13 @@ fn routing_from_env() -> Routing {
     };
     match std::env::var("KERF_GPU_ROUTE").as_deref().map(str::trim) {
         Ok("threshold") => Routing::Threshold(min_work),
-        Err(_) | Ok("measured") => Routing::Measured(CostRouter::new(min_work)),
+        Err(_) | Ok("measured") => Routing::measured(min_work),
         Ok(other) => {
             tracing::warn!(
                 value = other,
                 "KERF_GPU_ROUTE is neither measured nor threshold; routing by measured cost"
             );
-            Routing::Measured(CostRouter::new(min_work))
+            Routing::measured(min_work)
         }
     }
 }

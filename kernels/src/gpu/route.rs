@@ -86,12 +86,17 @@ pub(crate) struct Decision {
     pub path: Path,
     /// Taken to time the path that is not the expected cheaper one: what it costs beyond the
     /// cheaper one's expected time (in ns) is paid from the exploration budget.
-    pub exploring: Option<f64>,
+    exploring: Option<f64>,
     call: Call,
     bucket: usize,
 }
 
 impl Routing {
+    /// Routing by measured cost, with the threshold rule at `min_work` as the prior.
+    pub fn measured(min_work: u64) -> Routing {
+        Routing::Measured(CostRouter::new(min_work))
+    }
+
     pub fn choose(&self, call: Call, work: u64) -> Decision {
         let plain = |path| Decision {
             path,
@@ -389,14 +394,14 @@ mod tests {
     #[test]
     fn measured_routing_settles_on_the_cheaper_path_either_way_of_the_prior() {
         // below the prior's threshold, but the GPU is the cheaper: most calls go to it
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let on_gpu = run(&r, Call::Lines, 1_000, 1_000, |p| match p {
             Path::Cpu => 400,
             Path::Gpu => 100,
         });
         assert!(on_gpu > 950, "{on_gpu} of 1000 on the GPU");
         // above it, but the CPU is the cheaper: most calls go to the CPU
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let on_gpu = run(&r, Call::FirstFits, MIN_WORK * 4, 1_000, |p| match p {
             Path::Cpu => 100,
             Path::Gpu => 400,
@@ -406,7 +411,7 @@ mod tests {
 
     #[test]
     fn each_size_of_work_is_routed_by_its_own_timings() {
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         // small calls are cheaper on the CPU, large ones on the GPU
         let cost = |work: u64| {
             move |p: Path| match p {
@@ -425,7 +430,7 @@ mod tests {
     #[test]
     fn a_path_that_becomes_cheaper_is_found_again() {
         // the GPU is slow while other searches crowd it, then fast
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         run(&r, Call::Lines, 1 << 20, 2_000, |p| match p {
             Path::Cpu => 100,
             Path::Gpu => 1_000,
@@ -444,7 +449,7 @@ mod tests {
     #[test]
     fn exploring_the_slower_path_stays_within_its_budget() {
         // a software adapter: ten times slower than the CPU at every size
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let (cpu, gpu) = (200u64, 2_000u64);
         let on_gpu = run(&r, Call::Lines, 1 << 22, 20_000, |p| match p {
             Path::Cpu => cpu,
@@ -471,7 +476,7 @@ mod tests {
         // (a warm-up of 100 ms, averaged into nothing) spends the exploration budget, so the
         // GPU is timed at no size; large calls then go to the CPU, timed on small ones, and
         // not to the GPU as the prior would send them
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let cost = |work: u64| {
             move |p: Path| match p {
                 Path::Cpu => work / 100,
@@ -521,7 +526,7 @@ mod tests {
     #[test]
     fn the_first_gpu_call_of_a_kind_is_a_warm_up_that_counts_in_no_mean() {
         // a first dispatch of a second against 20 us after it: the GPU still wins
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let mut first = true;
         let mut on_gpu = 0;
         for _ in 0..500 {
@@ -539,7 +544,7 @@ mod tests {
         }
         assert!(on_gpu > 450, "{on_gpu} of 500 on the GPU");
         // a call the GPU declined (answered on the CPU) is no warm-up
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let d = r.choose(Call::Lines, MIN_WORK);
         assert_eq!(d.path, Path::Gpu, "the prior");
         r.record(d, Path::Cpu, Duration::from_micros(100));
@@ -556,7 +561,7 @@ mod tests {
 
     #[test]
     fn one_exploring_call_runs_at_a_time() {
-        let r = Routing::Measured(CostRouter::new(MIN_WORK));
+        let r = Routing::measured(MIN_WORK);
         let us = Duration::from_micros;
         // the CPU timed three times at a small size: the next call explores the GPU
         for _ in 0..MIN_SAMPLES {
