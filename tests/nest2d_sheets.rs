@@ -357,3 +357,26 @@ fn full_sheets_fill_along_the_better_axis_and_the_last_along_the_asked_one() {
         last.used_length
     );
 }
+
+#[test]
+fn a_job_of_many_copies_planned_by_patterns_keeps_every_part_once_and_repeats_per_seed() {
+    // three kinds in many copies on small sheets, ten sheets or more: a job the plan by patterns
+    // serves (`sheets::patterns`; a probe showed it cutting ten sheets from patterns here)
+    let mut rng = Rng(77);
+    let parts = vec![
+        star(&mut rng, 0, 16.0, 40),
+        star(&mut rng, 1, 11.0, 60),
+        star(&mut rng, 2, 7.0, 80),
+    ];
+    let problem = Problem {
+        parts,
+        sheets: vec![SheetSpec::rectangle("s", 40.0, 35.0)],
+        settings: settings(40, 3),
+    };
+    let a = solve(&problem);
+    check_sheets(&problem, &a);
+    assert_eq!(a.stats.parts_unplaced, 0);
+    assert!(a.stats.sheets_used >= 8, "{} sheets", a.stats.sheets_used);
+    let b = solve(&problem);
+    assert_eq!(a.layouts, b.layouts, "the same sheets for the same seed");
+}

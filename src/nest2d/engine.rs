@@ -661,6 +661,7 @@ pub(super) fn sort_for_placing(problem: &Problem, items: &mut [Item], order: Pla
 /// Opens sheets one after another by the sheet rules: priority, then larger first; each sheet
 /// type's quantity; MaximumDifferentSheetSizes. Each opened sheet is first-fitted from the
 /// pending items.
+#[derive(Clone)]
 pub(super) struct SheetOpener<'a> {
     pub(super) problem: &'a Problem,
     table: Table,

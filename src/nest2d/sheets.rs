@@ -3,6 +3,10 @@
 //! that fills a gap, and its later sheets keep only the parts that pack worst, in a first-fit
 //! layout. This module rebuilds the sheets one at a time, each dense and each with a fair mix:
 //!
+//! 0. **Patterns** (jobs of many copies on one sheet type, `patterns`): dense layouts, each
+//!    built as a rebuilt sheet is from a share priced by the master LP of the 1D planner, and
+//!    cut as often as the LP says (rounded down, again on what is left); the parts left are
+//!    rebuilt sheet by sheet as below.
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), rounded up, so big
 //!    and small parts spread over the sheets as they do along a strip; a kind expected less
@@ -59,6 +63,8 @@ use kerf_kernels::Evaluator;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+mod patterns;
+
 /// First fits tried for each rebuilt sheet's share, in shuffled orders (`SheetOpener::open_best`),
 /// and the most of the densifying time left that they may spend. Measured against one (the
 /// share in pool order), `kerf bench sheets`, seed 1, this 2-core machine: all fourteen at 10 s,
@@ -70,6 +76,9 @@ const FIRST_FIT_SPEND: f64 = 0.03;
 
 /// Share of the search time (after the construction) for densifying every sheet but the last.
 const DENSIFY_SHARE: f64 = 0.5;
+/// Share of the densifying time for generating patterns, in a job planned by patterns (each
+/// pattern takes as long as a rebuilt sheet: about this share of the sheets are patterns).
+const PATTERN_SHARE: f64 = 0.5;
 /// Share for emptying the last sheet into the others; the rest compacts the last sheet.
 const EMPTY_SHARE: f64 = 0.35;
 /// Share of the last sheet's compaction time that emptying it may borrow when the last sheet
@@ -211,6 +220,21 @@ impl SheetSearch<'_> {
 
         let mut done: Vec<FilledSheet> = Vec::new();
         let mut best_utilisation: f64 = 0.0;
+        if self.suits_patterns(&pool, n0) {
+            // a plan by patterns first (`patterns`): its sheets are cut from patterns the LP
+            // mixes, and the parts it leaves are rebuilt sheet by sheet below
+            let window = densify_end.saturating_duration_since(Instant::now());
+            let budget = patterns::PatternBudget {
+                per_pattern: window.div_f64(n0 as f64),
+                end: Instant::now() + window.mul_f64(PATTERN_SHARE),
+                patterns: (n0 as f64 * PATTERN_SHARE).ceil() as usize,
+                rounds: densify_rounds,
+            };
+            done = self.plan_by_patterns(&mut pool, &mut opener, &budget, deadline);
+            for d in &done {
+                best_utilisation = best_utilisation.max(self.utilisation(d));
+            }
+        }
         while !pool.is_empty() {
             let densifying = Instant::now() < densify_end && !self.cancel.is_cancelled();
             let current = if densifying {

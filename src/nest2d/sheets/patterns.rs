@@ -1,0 +1,538 @@
+//! Sheets planned as patterns, for jobs of many copies: the two-dimensional form of the cutting
+//! stock method that plans 1D cuts (`nest1d::master`). A pattern is one dense sheet layout;
+//! the master LP chooses how often to cut each so that every part is cut and the sheets are
+//! fewest, and its duals say which parts are scarce (worth more than their area) and which
+//! are in surplus. Why: built one after another, the first sheets take the small parts that
+//! fill gaps, and the last ones are left with the big parts alone; the LP spreads the small
+//! parts over every sheet.
+//!
+//! Each new pattern is a sheet built the way the rebuild builds one (a share first-fitted,
+//! then insertions by the local search), from a share in which each kind's copies follow its
+//! dual per unit of area (`priced_share`) instead of its copies left; every second one first
+//! places as many big parts as the sheet takes, alone, so that a sheet holding one more of
+//! them is found before small parts are in their way. The plan: each pattern the LP uses,
+//! as many whole times as its value rounded down, densest first (a copy may drop parts no
+//! longer wanted, down to `MIN_COPY` of its area), the LP again on what is left, until it
+//! cuts no pattern a whole time; a pattern well under the densest (`MIN_DENSITY`: the LP's
+//! start, a kind alone, is often a poor first fit) is never cut. The parts left over go to the
+//! sheet-by-sheet rebuild.
+
+use super::{Quota, SheetSearch, Slice, FIRST_FIT_TRIES, MAX_RETRIES};
+use crate::nest1d::master::{Column, Master};
+use crate::nest2d::engine::{FilledSheet, Item, SheetOpener};
+use crate::nest2d::rng::Rng;
+use std::time::{Duration, Instant};
+
+/// Jobs of fewer sheets (the construction's) are rebuilt sheet by sheet alone.
+const MIN_SHEETS: usize = 8;
+/// The least share of the pool's part area in kinds with a copy or more for every sheet.
+const REPEATABLE: f64 = 0.5;
+/// Patterns generated at most (each costs a sheet's densification).
+const MAX_PATTERNS: usize = 48;
+/// Patterns in a row that the LP does not take before the generation stops.
+const STALLS: usize = 4;
+/// A big part: at least this fraction of the sheet's area.
+const BIG_PART: f64 = 0.05;
+/// Share of a big-first pattern's time for placing its big parts.
+const BIG_FIRST_SHARE: f64 = 0.4;
+/// The least share of a pattern's part area a copy of it must hold (see `copy_if_available`).
+const MIN_COPY: f64 = 0.9;
+/// The least part area of a pattern that is cut, as a share of the densest pattern's.
+const MIN_DENSITY: f64 = 0.9;
+
+/// What a plan by patterns may spend.
+pub(super) struct PatternBudget {
+    /// Each pattern's time: a sheet's part of the densifying time.
+    pub per_pattern: Duration,
+    /// Patterns are generated until then,
+    pub end: Instant,
+    /// or, under an iteration budget (which the clock never decides), this many,
+    pub patterns: usize,
+    /// each with these local-search rounds.
+    pub rounds: Option<u64>,
+}
+
+impl SheetSearch<'_> {
+    /// Whether a job's pool suits a plan by patterns: one sheet type, as many sheets as needed,
+    /// no assemblies, one part priority, `MIN_SHEETS` or more (`sheets`, the construction's),
+    /// and most of the part area in kinds with a copy or more for every sheet (a pattern
+    /// holding them can be cut many times).
+    pub(super) fn suits_patterns(&self, pool: &[Item], sheets: usize) -> bool {
+        let p = self.problem;
+        let area = |part: usize| p.parts[part].geometry.area();
+        // the pool's area in kinds with a copy or more for every sheet: what patterns repeat
+        let repeatable: f64 = kinds_of(pool)
+            .into_iter()
+            .map(|k| (k, pool.iter().filter(|i| i.part == k).count()))
+            .filter(|&(_, copies)| copies >= sheets)
+            .map(|(k, copies)| copies as f64 * area(k))
+            .sum();
+        let total: f64 = pool.iter().map(|i| area(i.part)).sum();
+        p.sheets.len() == 1
+            && p.sheets[0].quantity.is_none()
+            && !p.has_kits()
+            && sheets >= MIN_SHEETS
+            && repeatable >= REPEATABLE * total
+            && pool
+                .iter()
+                .all(|i| p.parts[i.part].priority == p.parts[pool[0].part].priority)
+    }
+
+    /// Plans sheets by patterns from `pool` (those planned leave it, and each takes its sheet
+    /// from `opener`), generating patterns within `budget`; none when a kind alone does not
+    /// open a sheet before `deadline`.
+    pub(super) fn plan_by_patterns(
+        &self,
+        pool: &mut Vec<Item>,
+        opener: &mut SheetOpener,
+        budget: &PatternBudget,
+        deadline: Instant,
+    ) -> Vec<FilledSheet> {
+        let (sheet_slice, rounds) = (budget.per_pattern, budget.rounds);
+        let problem = self.problem;
+        let seed = problem.settings.seed;
+        let kinds = kinds_of(pool);
+        let demand: Vec<u32> = kinds
+            .iter()
+            .map(|&k| pool.iter().filter(|i| i.part == k).count() as u32)
+            .collect();
+        let column = |sheet: &FilledSheet| Column {
+            stock: 0,
+            counts: kinds
+                .iter()
+                .map(|&k| sheet.placed.iter().filter(|(i, _)| i.part == k).count() as u32)
+                .collect(),
+            cost: 1.0,
+        };
+        // one pattern of each kind alone, as the LP's start
+        let mut trial = opener.clone();
+        let mut patterns: Vec<FilledSheet> = Vec::new();
+        for &k in &kinds {
+            let mut alone: Vec<Item> = pool.iter().filter(|i| i.part == k).copied().collect();
+            match trial.open(self.eval, &mut alone, deadline) {
+                Some(Some(sheet)) if !sheet.placed.is_empty() => patterns.push(sheet),
+                _ => return Vec::new(),
+            }
+        }
+        let homogeneous: Vec<Column> = patterns.iter().map(column).collect();
+        let mut master = Master::new(&demand, homogeneous, Vec::new());
+        while master.improve() {}
+        let lp_start = master.objective();
+
+        let si = patterns[0].sheet;
+        let sheet_area = problem.sheets[si].area();
+        let capacity = sheet_area * super::EXPECTED_UTILISATION / 100.0;
+        let mut stalls = 0;
+        let mut generated = 0;
+        // under an iteration budget the count ends the generation, never the clock
+        let more = |generated: usize| match rounds {
+            Some(_) => generated < budget.patterns.min(MAX_PATTERNS),
+            None => generated < MAX_PATTERNS && Instant::now() < budget.end,
+        };
+        while more(generated) && stalls < STALLS && !self.cancel.is_cancelled() {
+            let salt = 0x51_7cc1_b727_220a_u64.wrapping_add(generated as u64);
+            let mut rng = Rng::new(seed.wrapping_add(salt.wrapping_mul(0x9e37_79b9)));
+            let mut quota = if generated == 0 {
+                // the plain fair share first: the mix a strip would put on the sheet
+                Quota::share(problem, pool, capacity, &mut rng)
+            } else {
+                priced_share(
+                    problem,
+                    &kinds,
+                    &demand,
+                    &master.duals(),
+                    capacity,
+                    &mut rng,
+                )
+            };
+            generated += 1;
+            let mut virtual_pool = pool.clone();
+            let share = quota.take(&virtual_pool);
+            if share.is_empty() {
+                stalls += 1;
+                continue;
+            }
+            // every second pattern after the fair one places its big parts alone first
+            let big_first = generated > 1 && generated % 2 == 0;
+            let is_big = |i: &Item| problem.parts[i.part].geometry.area() >= BIG_PART * sheet_area;
+            let start = Instant::now();
+            let mut opening: Vec<Item> = if big_first {
+                share.iter().copied().filter(is_big).collect()
+            } else {
+                Vec::new()
+            };
+            let big_first = big_first && !opening.is_empty();
+            if !big_first {
+                opening = share.clone();
+            }
+            let spend = start + sheet_slice.mul_f64(super::FIRST_FIT_SPEND);
+            let Some(Some(mut sheet)) = trial.open_best(
+                self.eval,
+                &mut opening,
+                FIRST_FIT_TRIES,
+                &mut rng,
+                spend,
+                deadline,
+            ) else {
+                break;
+            };
+            if big_first {
+                // as many of the big parts as the sheet takes, before any small part is in
+                // their way
+                let mut bigs: Vec<Item> = virtual_pool
+                    .iter()
+                    .copied()
+                    .filter(|i| is_big(i) && !sheet.placed.iter().any(|(p, _)| p.same_unit(i)))
+                    .collect();
+                let slice = Slice {
+                    deadline: (start + sheet_slice.mul_f64(BIG_FIRST_SHARE)).min(deadline),
+                    rounds: rounds.map(|r| (r as f64 * BIG_FIRST_SHARE).ceil() as u64),
+                    retries: MAX_RETRIES,
+                };
+                sheet = self.densify(sheet, &mut bigs, None, slice, salt ^ 0xb16);
+            }
+            virtual_pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
+            quota.placed(&sheet.placed);
+            let slice = Slice {
+                deadline: (start + sheet_slice).min(deadline),
+                rounds,
+                retries: MAX_RETRIES,
+            };
+            let dense = self.densify(sheet, &mut virtual_pool, Some(quota), slice, salt);
+            let col = column(&dense);
+            let y = master.duals();
+            let value: f64 = col
+                .counts
+                .iter()
+                .zip(&y)
+                .map(|(&n, &y)| n as f64 * y.max(0.0))
+                .sum();
+            tracing::debug!(
+                utilisation = 100.0 * dense.part_area(problem) / problem.sheets[si].area(),
+                value,
+                counts = ?col.counts,
+                "pattern"
+            );
+            if value <= 1.0 + 1e-9 || master.cols.iter().any(|c| c.counts == col.counts) {
+                stalls += 1;
+            } else {
+                stalls = 0;
+            }
+            if !master.cols.iter().any(|c| c.counts == col.counts) {
+                master.add(col);
+                patterns.push(dense);
+                while master.improve() {}
+            }
+        }
+
+        // each pattern the LP uses, as many whole times as it says, densest first; then the LP
+        // again on the parts left, until it uses no pattern a whole time
+        let mut solution = master.solution();
+        let util = |j: usize| patterns[j].part_area(problem);
+        let densest = (0..patterns.len()).map(util).fold(0.0, f64::max);
+        let mut planned = Vec::new();
+        let columns: Vec<Column> = patterns.iter().map(column).collect();
+        loop {
+            solution.sort_by(|a, b| util(b.0).total_cmp(&util(a.0)).then(a.0.cmp(&b.0)));
+            let before = planned.len();
+            // (a kind alone is the LP's start, a first fit, often far from dense: a pattern
+            // well under the densest is not cut, and its parts are left to the rebuild, which
+            // mixes them with the others)
+            for &(j, x) in solution
+                .iter()
+                .filter(|&&(j, _)| util(j) >= MIN_DENSITY * densest)
+            {
+                for _ in 0..(x + 1e-6).floor() as usize {
+                    let Some(copy) = copy_if_available(problem, &patterns[j], pool) else {
+                        break;
+                    };
+                    opener.take(copy.sheet);
+                    planned.push(copy);
+                }
+            }
+            if planned.len() == before || pool.is_empty() {
+                break;
+            }
+            let left: Vec<u32> = kinds
+                .iter()
+                .map(|&k| pool.iter().filter(|i| i.part == k).count() as u32)
+                .collect();
+            let mut residual = Master::new(
+                &left,
+                columns[..kinds.len()].to_vec(),
+                columns[kinds.len()..].to_vec(),
+            );
+            while residual.improve() {}
+            solution = residual.solution();
+        }
+        for &(j, x) in &solution {
+            tracing::debug!(x, counts = ?column(&patterns[j]).counts, "pattern used");
+        }
+        tracing::debug!(
+            demand = ?demand,
+            kinds = kinds.len(),
+            generated,
+            lp_start,
+            lp = master.objective(),
+            bound = master.dual_bound(),
+            planned = planned.len(),
+            parts_left = pool.len(),
+            "sheets planned by patterns"
+        );
+        planned
+    }
+}
+
+/// The kinds (parts) in the pool, in ascending order.
+fn kinds_of(pool: &[Item]) -> Vec<usize> {
+    let mut kinds: Vec<usize> = pool.iter().map(|i| i.part).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
+/// A sheet's share priced by the LP: each kind's copies in proportion to its copies wanted
+/// times its dual over its area (what a unit of sheet area holding it is worth to the plan),
+/// scaled so that the share holds `capacity` of part area; a kind whose dual is 0 (in surplus)
+/// gets none, and reaches the sheet only as a gap filler once the share is on it.
+fn priced_share(
+    problem: &crate::nest2d::Problem,
+    kinds: &[usize],
+    demand: &[u32],
+    duals: &[f64],
+    capacity: f64,
+    rng: &mut Rng,
+) -> Quota {
+    let worth: f64 = demand
+        .iter()
+        .zip(duals)
+        .map(|(&d, &y)| d as f64 * y.max(0.0))
+        .sum();
+    let allowed = kinds
+        .iter()
+        .zip(demand)
+        .zip(duals)
+        .map(|((&k, &d), &y)| {
+            let area = problem.parts[k].geometry.area();
+            let expected = if worth > 0.0 && area > 0.0 {
+                capacity * d as f64 * y.max(0.0) / (area * worth)
+            } else {
+                0.0
+            };
+            let copies = if expected < 1.0 {
+                usize::from(rng.unit() < expected)
+            } else {
+                expected.ceil() as usize
+            };
+            (k, copies.min(d as usize))
+        })
+        .collect();
+    Quota { allowed }
+}
+
+/// The same layout with copies from `pool` (taken out of it), less the parts the pool has no
+/// copy of left (the LP may cut a pattern more often than every part of it is wanted); `None`,
+/// and the pool untouched, when that leaves less than `MIN_COPY` of the pattern's part area.
+fn copy_if_available(
+    problem: &crate::nest2d::Problem,
+    sheet: &FilledSheet,
+    pool: &mut Vec<Item>,
+) -> Option<FilledSheet> {
+    let mut left = pool.clone();
+    let mut copy = sheet.clone();
+    copy.nudges.clear();
+    copy.placed.retain_mut(
+        |(item, _)| match left.iter().position(|i| i.part == item.part) {
+            Some(k) => {
+                *item = left.remove(k);
+                true
+            }
+            None => false,
+        },
+    );
+    if copy.part_area(problem) < MIN_COPY * sheet.part_area(problem) {
+        return None;
+    }
+    *pool = left;
+    Some(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancel::CancelHandle;
+    use crate::geometry::{PartGeometry, Shape};
+    use crate::nest2d::model::{PartSpec, Problem, Settings, SheetSpec};
+    use kerf_kernels::CpuEvaluator;
+
+    /// Squares of 10 and strips of 2 x 5 in many copies, on 20 x 20 sheets.
+    fn problem(squares: u32, strips: u32) -> Problem {
+        Problem {
+            parts: vec![
+                PartSpec::new(
+                    "square",
+                    PartGeometry::single(Shape::rectangle(10.0, 10.0)),
+                    squares,
+                ),
+                PartSpec::new(
+                    "strip",
+                    PartGeometry::single(Shape::rectangle(2.0, 5.0)),
+                    strips,
+                ),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 20.0, 20.0)],
+            settings: Settings {
+                max_iterations: Some(200),
+                ..Settings::default()
+            },
+        }
+    }
+
+    fn items(part: usize, n: u32) -> Vec<Item> {
+        (0..n)
+            .map(|instance| Item {
+                part,
+                instance,
+                is_filler: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_priced_share_follows_the_duals_and_holds_the_capacity() {
+        let p = problem(40, 100);
+        let mut rng = Rng::new(1);
+        // only the squares are scarce: the share is squares alone, as many as the capacity holds
+        let q = priced_share(&p, &[0, 1], &[40, 100], &[0.25, 0.0], 300.0, &mut rng);
+        assert_eq!(q.allowed, vec![(0, 3), (1, 0)]);
+        // both worth their area alike: copies in proportion to the copies wanted
+        let q = priced_share(&p, &[0, 1], &[40, 100], &[1.0, 0.1], 1400.0, &mut rng);
+        // worth 40 + 10 = 50; squares 1400 * 40 / (100 * 50) = 11.2, strips 1400 * 10 / (10 * 50) = 28
+        assert_eq!(q.allowed, vec![(0, 12), (1, 28)]);
+        // never more than are wanted
+        let q = priced_share(&p, &[0, 1], &[2, 100], &[1.0, 0.0], 1400.0, &mut rng);
+        assert_eq!(q.allowed, vec![(0, 2), (1, 0)]);
+    }
+
+    #[test]
+    fn a_copy_drops_what_the_pool_lacks_down_to_its_least_share() {
+        let p = problem(4, 40);
+        let res = crate::nest2d::engine::resolution(&p, 16.0);
+        let far = Instant::now() + Duration::from_secs(60);
+        // three squares leave a quadrant, which ten strips fill
+        let mut parts = items(0, 3);
+        parts.extend(items(1, 40));
+        let pattern = SheetOpener::new(&p, &res)
+            .open(&CpuEvaluator, &mut parts, far)
+            .flatten()
+            .expect("a sheet opens");
+        let strips = pattern.placed.iter().filter(|(i, _)| i.part == 1).count();
+        assert!(
+            strips >= 2,
+            "strips fill the room the squares leave: {strips}"
+        );
+        // every square, but one strip fewer than the pattern holds: the copy drops one strip
+        let mut pool: Vec<Item> = items(0, 3)
+            .into_iter()
+            .map(|i| Item {
+                instance: i.instance + 10,
+                ..i
+            })
+            .collect();
+        pool.extend(items(1, strips as u32 - 1).into_iter().map(|i| Item {
+            instance: i.instance + 100,
+            ..i
+        }));
+        let copy = copy_if_available(&p, &pattern, &mut pool).expect("most of the pattern is left");
+        assert_eq!(copy.placed.len(), pattern.placed.len() - 1);
+        assert!(pool.is_empty());
+        assert!(
+            copy.placed.iter().all(|(i, _)| i.instance >= 10),
+            "copies from the pool"
+        );
+        // no square left: far under the least share, and the pool stays as it was
+        let mut pool = items(1, 40);
+        assert!(copy_if_available(&p, &pattern, &mut pool).is_none());
+        assert_eq!(pool.len(), 40);
+    }
+
+    #[test]
+    fn a_plan_cuts_each_part_once_and_repeats_its_patterns() {
+        // 10 squares and 60 strips hold 1000 + 600 of area: four sheets of 400 at the least
+        let p = problem(10, 60);
+        let res = crate::nest2d::engine::resolution(&p, 16.0);
+        let cancel = CancelHandle::default();
+        let search = SheetSearch {
+            problem: &p,
+            eval: &CpuEvaluator,
+            cancel: &cancel,
+            threads: 1,
+        };
+        let mut pool = items(0, 10);
+        pool.extend(items(1, 60));
+        let mut opener = SheetOpener::new(&p, &res);
+        let far = Instant::now() + Duration::from_secs(120);
+        let budget = PatternBudget {
+            per_pattern: Duration::from_secs(10),
+            end: far,
+            patterns: 4,
+            rounds: Some(200),
+        };
+        let planned = search.plan_by_patterns(&mut pool, &mut opener, &budget, far);
+        assert!(!planned.is_empty(), "the LP cuts some pattern a whole time");
+        let mut cut: Vec<Item> = planned
+            .iter()
+            .flat_map(|s| s.placed.iter().map(|(i, _)| *i))
+            .collect();
+        let n = cut.len();
+        cut.extend(pool.iter().copied());
+        cut.sort_by_key(|i| (i.part, i.instance));
+        cut.dedup_by(|a, b| a.same_unit(b));
+        assert_eq!(cut.len(), 70, "every part planned or left, none twice");
+        assert_eq!(n + pool.len(), 70);
+        for sheet in &planned {
+            // every pattern here fills its sheet: squares alone, strips alone, or three
+            // squares and ten strips
+            assert!(
+                sheet.part_area(&p) >= MIN_COPY * 400.0 - 1e-9,
+                "a planned sheet is dense"
+            );
+        }
+    }
+
+    #[test]
+    fn only_jobs_of_many_copies_on_one_sheet_type_are_planned_by_patterns() {
+        let cancel = CancelHandle::default();
+        let suits = |p: &Problem, sheets: usize| {
+            let search = SheetSearch {
+                problem: p,
+                eval: &CpuEvaluator,
+                cancel: &cancel,
+                threads: 1,
+            };
+            let mut pool = items(0, p.parts[0].quantity);
+            pool.extend(items(1, p.parts[1].quantity));
+            search.suits_patterns(&pool, sheets)
+        };
+        let p = problem(40, 100);
+        assert!(
+            suits(&p, 10),
+            "a copy of each kind for every sheet and more"
+        );
+        assert!(
+            !suits(&p, MIN_SHEETS - 1),
+            "too few sheets for patterns to repeat"
+        );
+        // the squares hold 4000 of the 5000 units of area, and 40 copies serve no 50 sheets
+        assert!(!suits(&p, 50));
+        let mut two_types = problem(40, 100);
+        two_types.sheets.push(SheetSpec::rectangle("t", 30.0, 20.0));
+        assert!(!suits(&two_types, 10), "several sheet types");
+        let mut limited = problem(40, 100);
+        limited.sheets[0].quantity = Some(20);
+        assert!(!suits(&limited, 10), "a limited sheet type");
+        let mut ranked = problem(40, 100);
+        ranked.parts[1].priority = 1;
+        assert!(!suits(&ranked, 10), "several part priorities");
+    }
+}
