@@ -46,16 +46,20 @@ pub(super) struct PatternBudget {
     pub per_pattern: Duration,
     /// Patterns are generated until then,
     pub end: Instant,
-    /// or, under an iteration budget (which the clock never decides), this many,
+    /// or, under an iteration budget, this many (the clock then decides nothing but the job's
+    /// own time limit: every pattern's first fits are all tried),
     pub patterns: usize,
-    /// each with these local-search rounds.
+    /// each with these local-search rounds (a pattern that places its big parts first takes
+    /// 0.4 of them more for that). They come on top of the rebuild's rounds for the sheets
+    /// left: a job planned by patterns spends more of an iteration budget than one rebuilt
+    /// sheet by sheet.
     pub rounds: Option<u64>,
 }
 
 impl SheetSearch<'_> {
     /// Whether a job's pool suits a plan by patterns: one sheet type, as many sheets as needed,
     /// no assemblies, one part priority, `MIN_SHEETS` or more (`sheets`, the construction's),
-    /// and most of the part area in kinds with a copy or more for every sheet (a pattern
+    /// and at least `REPEATABLE` of the part area in kinds with a copy or more for every sheet (a pattern
     /// holding them can be cut many times).
     pub(super) fn suits_patterns(&self, pool: &[Item], sheets: usize) -> bool {
         let p = self.problem;
@@ -108,6 +112,12 @@ impl SheetSearch<'_> {
         let mut trial = opener.clone();
         let mut patterns: Vec<FilledSheet> = Vec::new();
         for &k in &kinds {
+            // (bounded by the generation's end: with many kinds these first fits alone could
+            // take the rebuild's time, and the plan would cut nothing)
+            let late = rounds.is_none() && Instant::now() >= budget.end;
+            if late || self.cancel.is_cancelled() {
+                return Vec::new();
+            }
             let mut alone: Vec<Item> = pool.iter().filter(|i| i.part == k).copied().collect();
             match trial.open(self.eval, &mut alone, deadline) {
                 Some(Some(sheet)) if !sheet.placed.is_empty() => patterns.push(sheet),
@@ -165,7 +175,12 @@ impl SheetSearch<'_> {
             if !big_first {
                 opening = share.clone();
             }
-            let spend = start + sheet_slice.mul_f64(super::FIRST_FIT_SPEND);
+            // (under an iteration budget every first fit is tried, so runs repeat)
+            let spend = if rounds.is_some() {
+                deadline
+            } else {
+                start + sheet_slice.mul_f64(super::FIRST_FIT_SPEND)
+            };
             let Some(Some(mut sheet)) = trial.open_best(
                 self.eval,
                 &mut opening,
