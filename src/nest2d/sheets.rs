@@ -311,6 +311,7 @@ impl SheetSearch<'_> {
             };
             for _ in 0..repeats {
                 let copy = copy_layout(&current, &mut pool);
+                debug_assert_eq!(copy.placed.len(), current.placed.len(), "repeats counted");
                 opener.take(copy.sheet);
                 done.push(copy);
             }
@@ -1306,17 +1307,22 @@ fn takes_insertions(sheet: &FilledSheet) -> bool {
     sheet.placed.len() < MAX_COMPACTED_PARTS
 }
 
-/// The same layout again, with the next unused copies of each part (taken out of `pool`).
+/// The same layout again, with the next unused copies of each part (taken out of `pool`); a
+/// part the pool has no copy of left is dropped from it (a layout less some parts still has no
+/// overlap). Repeats count the copies first, so theirs drop nothing; a plan by patterns may
+/// cut a pattern more often than each of its parts is wanted (`patterns::copy_if_available`).
 fn copy_layout(sheet: &FilledSheet, pool: &mut Vec<Item>) -> FilledSheet {
     let mut copy = sheet.clone();
     copy.nudges.clear();
-    for (item, _) in copy.placed.iter_mut() {
-        let k = pool
-            .iter()
-            .position(|i| i.part == item.part)
-            .expect("repeats counted the copies left");
-        *item = pool.remove(k);
-    }
+    copy.placed.retain_mut(
+        |(item, _)| match pool.iter().position(|i| i.part == item.part) {
+            Some(k) => {
+                *item = pool.remove(k);
+                true
+            }
+            None => false,
+        },
+    );
     copy
 }
 

@@ -59,17 +59,18 @@ pub(super) struct PatternBudget {
 impl SheetSearch<'_> {
     /// Whether a job's pool suits a plan by patterns: one sheet type, as many sheets as needed,
     /// no assemblies, one part priority, `MIN_SHEETS` or more (`sheets`, the construction's),
-    /// and at least `REPEATABLE` of the part area in kinds with a copy or more for every sheet (a pattern
-    /// holding them can be cut many times).
+    /// and at least `REPEATABLE` of the part area in kinds with a copy or more for every sheet
+    /// (a pattern holding them can be cut many times).
     pub(super) fn suits_patterns(&self, pool: &[Item], sheets: usize) -> bool {
         let p = self.problem;
         let area = |part: usize| p.parts[part].geometry.area();
         // the pool's area in kinds with a copy or more for every sheet: what patterns repeat
-        let repeatable: f64 = kinds_of(pool)
-            .into_iter()
-            .map(|k| (k, pool.iter().filter(|i| i.part == k).count()))
-            .filter(|&(_, copies)| copies >= sheets)
-            .map(|(k, copies)| copies as f64 * area(k))
+        let kinds = kinds_of(pool);
+        let repeatable: f64 = kinds
+            .iter()
+            .zip(copies_of(&kinds, pool.iter()))
+            .filter(|&(_, copies)| copies as usize >= sheets)
+            .map(|(&k, copies)| copies as f64 * area(k))
             .sum();
         let total: f64 = pool.iter().map(|i| area(i.part)).sum();
         p.sheets.len() == 1
@@ -96,16 +97,10 @@ impl SheetSearch<'_> {
         let problem = self.problem;
         let seed = problem.settings.seed;
         let kinds = kinds_of(pool);
-        let demand: Vec<u32> = kinds
-            .iter()
-            .map(|&k| pool.iter().filter(|i| i.part == k).count() as u32)
-            .collect();
+        let demand = copies_of(&kinds, pool.iter());
         let column = |sheet: &FilledSheet| Column {
             stock: 0,
-            counts: kinds
-                .iter()
-                .map(|&k| sheet.placed.iter().filter(|(i, _)| i.part == k).count() as u32)
-                .collect(),
+            counts: copies_of(&kinds, sheet.placed.iter().map(|(i, _)| i)),
             cost: 1.0,
         };
         // one pattern of each kind alone, as the LP's start
@@ -129,8 +124,7 @@ impl SheetSearch<'_> {
         while master.improve() {}
         let lp_start = master.objective();
 
-        let si = patterns[0].sheet;
-        let sheet_area = problem.sheets[si].area();
+        let sheet_area = problem.sheets[patterns[0].sheet].area();
         let capacity = sheet_area * super::EXPECTED_UTILISATION / 100.0;
         let mut stalls = 0;
         let mut generated = 0;
@@ -162,19 +156,17 @@ impl SheetSearch<'_> {
                 stalls += 1;
                 continue;
             }
-            // every second pattern after the fair one places its big parts alone first
-            let big_first = generated > 1 && generated % 2 == 0;
+            // every second pattern after the fair one opens with the share's big parts alone
+            // (when it has any), and more of them are inserted before the small ones come
             let is_big = |i: &Item| problem.parts[i.part].geometry.area() >= BIG_PART * sheet_area;
-            let start = Instant::now();
-            let mut opening: Vec<Item> = if big_first {
+            let bigs_of_share: Vec<Item> = if generated % 2 == 0 && generated > 1 {
                 share.iter().copied().filter(is_big).collect()
             } else {
                 Vec::new()
             };
-            let big_first = big_first && !opening.is_empty();
-            if !big_first {
-                opening = share.clone();
-            }
+            let big_first = !bigs_of_share.is_empty();
+            let mut opening = if big_first { bigs_of_share } else { share };
+            let start = Instant::now();
             // (under an iteration budget every first fit is tried, so runs repeat)
             let spend = if rounds.is_some() {
                 deadline
@@ -223,17 +215,18 @@ impl SheetSearch<'_> {
                 .map(|(&n, &y)| n as f64 * y.max(0.0))
                 .sum();
             tracing::debug!(
-                utilisation = 100.0 * dense.part_area(problem) / problem.sheets[si].area(),
+                utilisation = 100.0 * dense.part_area(problem) / sheet_area,
                 value,
                 counts = ?col.counts,
                 "pattern"
             );
-            if value <= 1.0 + 1e-9 || master.cols.iter().any(|c| c.counts == col.counts) {
+            let known = master.cols.iter().any(|c| c.counts == col.counts);
+            if value <= 1.0 + 1e-9 || known {
                 stalls += 1;
             } else {
                 stalls = 0;
             }
-            if !master.cols.iter().any(|c| c.counts == col.counts) {
+            if !known {
                 master.add(col);
                 patterns.push(dense);
                 while master.improve() {}
@@ -243,19 +236,23 @@ impl SheetSearch<'_> {
         // each pattern the LP uses, as many whole times as it says, densest first; then the LP
         // again on the parts left, until it uses no pattern a whole time
         let mut solution = master.solution();
-        let util = |j: usize| patterns[j].part_area(problem);
-        let densest = (0..patterns.len()).map(util).fold(0.0, f64::max);
+        let part_area = |j: usize| patterns[j].part_area(problem);
+        let densest = (0..patterns.len()).map(part_area).fold(0.0, f64::max);
         let mut planned = Vec::new();
         let columns: Vec<Column> = patterns.iter().map(column).collect();
         loop {
-            solution.sort_by(|a, b| util(b.0).total_cmp(&util(a.0)).then(a.0.cmp(&b.0)));
+            solution.sort_by(|a, b| {
+                part_area(b.0)
+                    .total_cmp(&part_area(a.0))
+                    .then(a.0.cmp(&b.0))
+            });
             let before = planned.len();
             // (a kind alone is the LP's start, a first fit, often far from dense: a pattern
             // well under the densest is not cut, and its parts are left to the rebuild, which
             // mixes them with the others)
             for &(j, x) in solution
                 .iter()
-                .filter(|&&(j, _)| util(j) >= MIN_DENSITY * densest)
+                .filter(|&&(j, _)| part_area(j) >= MIN_DENSITY * densest)
             {
                 for _ in 0..(x + 1e-6).floor() as usize {
                     let Some(copy) = copy_if_available(problem, &patterns[j], pool) else {
@@ -268,10 +265,7 @@ impl SheetSearch<'_> {
             if planned.len() == before || pool.is_empty() {
                 break;
             }
-            let left: Vec<u32> = kinds
-                .iter()
-                .map(|&k| pool.iter().filter(|i| i.part == k).count() as u32)
-                .collect();
+            let left = copies_of(&kinds, pool.iter());
             let mut residual = Master::new(
                 &left,
                 columns[..kinds.len()].to_vec(),
@@ -279,9 +273,6 @@ impl SheetSearch<'_> {
             );
             while residual.improve() {}
             solution = residual.solution();
-        }
-        for &(j, x) in &solution {
-            tracing::debug!(x, counts = ?column(&patterns[j]).counts, "pattern used");
         }
         tracing::debug!(
             demand = ?demand,
@@ -304,6 +295,18 @@ fn kinds_of(pool: &[Item]) -> Vec<usize> {
     kinds.sort_unstable();
     kinds.dedup();
     kinds
+}
+
+/// How many of `items` are of each of `kinds` (ascending, as `kinds_of` gives them; items of
+/// other kinds are not counted): a pool's demand, or a pattern's column.
+fn copies_of<'i>(kinds: &[usize], items: impl Iterator<Item = &'i Item>) -> Vec<u32> {
+    let mut copies = vec![0; kinds.len()];
+    for item in items {
+        if let Ok(k) = kinds.binary_search(&item.part) {
+            copies[k] += 1;
+        }
+    }
+    copies
 }
 
 /// A sheet's share priced by the LP: each kind's copies in proportion to its copies wanted
@@ -346,7 +349,8 @@ fn priced_share(
 }
 
 /// The same layout with copies from `pool` (taken out of it), less the parts the pool has no
-/// copy of left (the LP may cut a pattern more often than every part of it is wanted); `None`,
+/// copy of left (`copy_layout`; the LP may cut a pattern more often than every part of it is
+/// wanted); `None`,
 /// and the pool untouched, when that leaves less than `MIN_COPY` of the pattern's part area.
 fn copy_if_available(
     problem: &crate::nest2d::Problem,
@@ -354,17 +358,7 @@ fn copy_if_available(
     pool: &mut Vec<Item>,
 ) -> Option<FilledSheet> {
     let mut left = pool.clone();
-    let mut copy = sheet.clone();
-    copy.nudges.clear();
-    copy.placed.retain_mut(
-        |(item, _)| match left.iter().position(|i| i.part == item.part) {
-            Some(k) => {
-                *item = left.remove(k);
-                true
-            }
-            None => false,
-        },
-    );
+    let copy = super::copy_layout(sheet, &mut left);
     if copy.part_area(problem) < MIN_COPY * sheet.part_area(problem) {
         return None;
     }
@@ -472,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_cuts_each_part_once_and_repeats_its_patterns() {
+    fn a_plan_cuts_each_part_once_on_dense_sheets() {
         // 10 squares and 60 strips hold 1000 + 600 of area: four sheets of 400 at the least
         let p = problem(10, 60);
         let res = crate::nest2d::engine::resolution(&p, 16.0);
