@@ -9,8 +9,9 @@
 //! Each new pattern is a sheet built the way the rebuild builds one (a share first-fitted,
 //! then insertions by the local search), from a share in which each kind's copies follow its
 //! dual per unit of area (`priced_share`) instead of its copies left; every second one first
-//! places as many big parts as the sheet takes, alone, so that a sheet holding one more of
-//! them is found before small parts are in their way. The plan: each pattern the LP uses,
+//! places as many big parts as the sheet takes, alone (those worth most to the plan per unit
+//! of area first, `by_worth`), so that a sheet holding one more of them is found before small
+//! parts are in their way. The plan: each pattern the LP uses,
 //! as many whole times as its value rounded down, densest first (a copy may drop parts no
 //! longer wanted, down to `MIN_COPY` of its area), the LP again on what is left, until it
 //! cuts no pattern a whole time; a pattern well under the densest (`MIN_DENSITY`: the LP's
@@ -191,6 +192,10 @@ impl SheetSearch<'_> {
                     .copied()
                     .filter(|i| is_big(i) && !sheet.placed.iter().any(|(p, _)| p.same_unit(i)))
                     .collect();
+                // the kind the plan lacks most first, not the longest: in pool order,
+                // trousers_x8's longer big kind opened every such pattern, four of it to two of
+                // the other, and its last sheets held the other alone (README, large jobs)
+                by_worth(problem, &kinds, &master.duals(), &mut bigs);
                 let slice = Slice {
                     deadline: (start + sheet_slice.mul_f64(BIG_FIRST_SHARE)).min(deadline),
                     rounds: rounds.map(|r| (r as f64 * BIG_FIRST_SHARE).ceil() as u64),
@@ -309,6 +314,16 @@ fn copies_of<'i>(kinds: &[usize], items: impl Iterator<Item = &'i Item>) -> Vec<
     copies
 }
 
+/// Sorts `items` by what a unit of sheet area holding them is worth to the plan (their kind's
+/// dual over its area), the most first; ties keep their order (the pool's, the longest first).
+fn by_worth(problem: &crate::nest2d::Problem, kinds: &[usize], duals: &[f64], items: &mut [Item]) {
+    let worth = |i: &Item| match kinds.binary_search(&i.part) {
+        Ok(k) => duals[k].max(0.0) / problem.parts[i.part].geometry.area().max(f64::MIN_POSITIVE),
+        Err(_) => 0.0,
+    };
+    items.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+}
+
 /// A sheet's share priced by the LP: each kind's copies in proportion to its copies wanted
 /// times its dual over its area (what a unit of sheet area holding it is worth to the plan),
 /// scaled so that the share holds `capacity` of part area; a kind whose dual is 0 (in surplus)
@@ -421,6 +436,26 @@ mod tests {
         // never more than are wanted
         let q = priced_share(&p, &[0, 1], &[2, 100], &[1.0, 0.0], 1400.0, &mut rng);
         assert_eq!(q.allowed, vec![(0, 2), (1, 0)]);
+    }
+
+    #[test]
+    fn parts_by_worth_put_what_the_plan_lacks_per_unit_of_area_first() {
+        let p = problem(40, 100);
+        let mut parts = items(0, 2);
+        parts.extend(items(1, 2));
+        // a square (area 100) worth 0.5 is worth less per unit of area than a strip (area 10)
+        // worth 0.1: the strips first, each kind in its order
+        by_worth(&p, &[0, 1], &[0.5, 0.1], &mut parts);
+        let order: Vec<(usize, u32)> = parts.iter().map(|i| (i.part, i.instance)).collect();
+        assert_eq!(order, vec![(1, 0), (1, 1), (0, 0), (0, 1)]);
+        // a kind in surplus (dual 0) last
+        by_worth(&p, &[0, 1], &[0.5, 0.0], &mut parts);
+        let order: Vec<(usize, u32)> = parts.iter().map(|i| (i.part, i.instance)).collect();
+        assert_eq!(order, vec![(0, 0), (0, 1), (1, 0), (1, 1)]);
+        // worth alike per unit of area: the order stays
+        by_worth(&p, &[0, 1], &[1.0, 0.1], &mut parts);
+        let order: Vec<(usize, u32)> = parts.iter().map(|i| (i.part, i.instance)).collect();
+        assert_eq!(order, vec![(0, 0), (0, 1), (1, 0), (1, 1)]);
     }
 
     #[test]
