@@ -52,7 +52,8 @@ pub(super) struct PatternBudget {
     /// own time limit: every pattern's first fits are all tried),
     pub patterns: usize,
     /// each with these local-search rounds (a pattern that places its big parts first takes
-    /// 0.4 of them more for that). They come on top of the rebuild's rounds for the sheets
+    /// more for that: 0.2 of them for each thread that presses them, `pressed_bigs`, and 0.4
+    /// to insert more). They come on top of the rebuild's rounds for the sheets
     /// left: a job planned by patterns spends more of an iteration budget than one rebuilt
     /// sheet by sheet.
     pub rounds: Option<u64>,
@@ -193,13 +194,20 @@ impl SheetSearch<'_> {
                 // the big parts pressed together as a strip interlock where a first fit leaves
                 // them side by side (trousers_x8's legs: 69 % of the sheet against 55 % in one
                 // pattern); the fuller layout opens the pattern
+                let pressing = Instant::now();
                 let press_slice = Slice {
-                    deadline: (start + sheet_slice.mul_f64(BIG_FIRST_SHARE / 2.0)).min(deadline),
+                    deadline: (pressing + sheet_slice.mul_f64(BIG_FIRST_SHARE / 2.0)).min(deadline),
                     rounds: rounds.map(|r| (r as f64 * BIG_FIRST_SHARE / 2.0).ceil() as u64),
                     retries: MAX_RETRIES,
                 };
+                // (under an iteration budget the first fit is never cut by the clock)
+                let fill_by = if rounds.is_some() {
+                    deadline
+                } else {
+                    press_slice.deadline
+                };
                 if let Some(pressed) =
-                    self.pressed_bigs(&sheet, &bigs_of_share, press_slice, salt ^ 0x9e55)
+                    self.pressed_bigs(&sheet, &bigs_of_share, press_slice, fill_by, salt ^ 0x9e55)
                 {
                     tracing::debug!(
                         first_fit = 100.0 * sheet.part_area(problem) / sheet_area,
@@ -217,7 +225,7 @@ impl SheetSearch<'_> {
                     .copied()
                     .filter(|i| is_big(i) && !sheet.placed.iter().any(|(p, _)| p.same_unit(i)))
                     .collect();
-                // the kind the plan lacks most first, not the longest: in pool order,
+                // those worth most to the plan per unit of area first, not the longest: in pool order,
                 // trousers_x8's longer big kind opened every such pattern, four of it to two of
                 // the other, and its last sheets held the other alone (README, large jobs)
                 by_worth(problem, &kinds, &master.duals(), &mut bigs);
@@ -320,26 +328,20 @@ impl SheetSearch<'_> {
 }
 
 impl SheetSearch<'_> {
-    /// `bigs` pressed together as a strip: first-fitted on `on`'s sheet made twice as long,
-    /// shortened by the strip search, and those that end within the sheet kept (on an empty
-    /// sheet of `on`'s type). `None` on an irregular sheet or when none is placed.
+    /// `bigs` pressed together as a strip: first-fitted (by `fill_by`) on `on`'s sheet made
+    /// twice as long (`long_sheet`), shortened by the strip search (`press`, within `slice`),
+    /// and those that end within the sheet kept, on an empty sheet of `on`'s type (possibly
+    /// none of them). `None` on a sheet with blocked cells (an outline, defects, a turned
+    /// frame) or when the first fit places none.
     fn pressed_bigs(
         &self,
         on: &FilledSheet,
         bigs: &[Item],
         slice: Slice,
+        fill_by: Instant,
         seed: u64,
     ) -> Option<FilledSheet> {
-        if on.area.blocked.is_some() {
-            return None;
-        }
-        let mut long = super::emptied(on);
-        long.area.x1 += on.area.x1 - on.area.x0;
-        let mut left = bigs.to_vec();
-        long.refill(self.eval, &mut left, slice.deadline);
-        if long.placed.is_empty() {
-            return None;
-        }
+        let long = self.long_sheet(on, bigs, fill_by)?;
         let pressed = self.press(&long, slice, seed);
         let mut sheet = super::emptied(on);
         sheet.placed = pressed
@@ -353,6 +355,21 @@ impl SheetSearch<'_> {
             })
             .collect();
         Some(sheet)
+    }
+
+    /// `bigs` first-fitted on an empty sheet of `on`'s type made twice as long (its usable
+    /// length doubled from its start: the same grid, so a pose on it is a pose on the sheet
+    /// wherever the part ends within the sheet); `None` where `on` has blocked cells or none
+    /// is placed.
+    fn long_sheet(&self, on: &FilledSheet, bigs: &[Item], fill_by: Instant) -> Option<FilledSheet> {
+        if on.area.blocked.is_some() {
+            return None;
+        }
+        let mut long = super::emptied(on);
+        long.area.x1 += on.area.x1 - on.area.x0;
+        let mut left = bigs.to_vec();
+        long.refill(self.eval, &mut left, fill_by);
+        (!long.placed.is_empty()).then_some(long)
     }
 }
 
@@ -514,10 +531,14 @@ mod tests {
         by_worth(&p, &[0, 1], &[0.5, 0.0], &mut parts);
         let order: Vec<(usize, u32)> = parts.iter().map(|i| (i.part, i.instance)).collect();
         assert_eq!(order, vec![(0, 0), (0, 1), (1, 0), (1, 1)]);
-        // worth alike per unit of area: the order stays
+        // worth alike per unit of area: the order stays, whichever kind comes first
         by_worth(&p, &[0, 1], &[1.0, 0.1], &mut parts);
         let order: Vec<(usize, u32)> = parts.iter().map(|i| (i.part, i.instance)).collect();
         assert_eq!(order, vec![(0, 0), (0, 1), (1, 0), (1, 1)]);
+        parts.rotate_left(2);
+        by_worth(&p, &[0, 1], &[1.0, 0.1], &mut parts);
+        let order: Vec<(usize, u32)> = parts.iter().map(|i| (i.part, i.instance)).collect();
+        assert_eq!(order, vec![(1, 0), (1, 1), (0, 0), (0, 1)]);
     }
 
     #[test]
@@ -536,14 +557,22 @@ mod tests {
             .open(&CpuEvaluator, &mut items(0, 1), far)
             .flatten()
             .expect("a sheet opens");
-        // five squares of 10 on the sheet made 40 long: four end within its 20
+        // the sheet made 40 long takes all five squares of 10, in three columns
+        let long = search
+            .long_sheet(&on, &items(0, 5), far)
+            .expect("a rectangular sheet");
+        assert_eq!(long.area.x1, 2.0 * on.area.x1 - on.area.x0);
+        assert_eq!(long.placed.len(), 5);
+        assert!(long.used_length() > on.area.x1, "one square past the sheet");
+        // pressed (three columns are already as short as five squares go: `press` itself is
+        // tested in `sheets`), four end within the sheet's 20
         let slice = Slice {
             deadline: far,
             rounds: Some(200),
             retries: MAX_RETRIES,
         };
         let pressed = search
-            .pressed_bigs(&on, &items(0, 5), slice, 1)
+            .pressed_bigs(&on, &items(0, 5), slice, far, 1)
             .expect("a rectangular sheet");
         assert_eq!(
             pressed.placed.len(),
