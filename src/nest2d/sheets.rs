@@ -1349,7 +1349,7 @@ mod tests {
     }
 
     /// A one-thread search of `p` on the CPU backend.
-    fn cpu_search<'a>(p: &'a Problem, cancel: &'a CancelHandle) -> SheetSearch<'a> {
+    pub(super) fn cpu_search<'a>(p: &'a Problem, cancel: &'a CancelHandle) -> SheetSearch<'a> {
         SheetSearch {
             problem: p,
             eval: &CpuEvaluator,

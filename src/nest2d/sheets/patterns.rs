@@ -462,6 +462,7 @@ fn copy_if_available(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::cpu_search;
     use super::*;
     use crate::cancel::CancelHandle;
     use crate::geometry::{PartGeometry, Shape};
@@ -546,12 +547,7 @@ mod tests {
         let p = problem(5, 0);
         let res = crate::nest2d::engine::resolution(&p, 16.0);
         let cancel = CancelHandle::default();
-        let search = SheetSearch {
-            problem: &p,
-            eval: &CpuEvaluator,
-            cancel: &cancel,
-            threads: 1,
-        };
+        let search = cpu_search(&p, &cancel);
         let far = Instant::now() + Duration::from_secs(60);
         let on = SheetOpener::new(&p, &res)
             .open(&CpuEvaluator, &mut items(0, 1), far)
@@ -641,12 +637,7 @@ mod tests {
         let p = problem(10, 60);
         let res = crate::nest2d::engine::resolution(&p, 16.0);
         let cancel = CancelHandle::default();
-        let search = SheetSearch {
-            problem: &p,
-            eval: &CpuEvaluator,
-            cancel: &cancel,
-            threads: 1,
-        };
+        let search = cpu_search(&p, &cancel);
         let mut pool = items(0, 10);
         pool.extend(items(1, 60));
         let mut opener = SheetOpener::new(&p, &res);
@@ -683,12 +674,7 @@ mod tests {
     fn only_jobs_of_many_copies_on_one_sheet_type_are_planned_by_patterns() {
         let cancel = CancelHandle::default();
         let suits = |p: &Problem, sheets: usize| {
-            let search = SheetSearch {
-                problem: p,
-                eval: &CpuEvaluator,
-                cancel: &cancel,
-                threads: 1,
-            };
+            let search = cpu_search(p, &cancel);
             let mut pool = items(0, p.parts[0].quantity);
             pool.extend(items(1, p.parts[1].quantity));
             search.suits_patterns(&pool, sheets)
