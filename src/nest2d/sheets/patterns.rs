@@ -137,20 +137,16 @@ impl SheetSearch<'_> {
             None => generated < MAX_PATTERNS && Instant::now() < budget.end,
         };
         while more(generated) && stalls < STALLS && !self.cancel.is_cancelled() {
+            // (the master changes only once the pattern is added: one set of duals prices its
+            // share, orders its big parts and values it)
+            let duals = master.duals();
             let salt = 0x51_7cc1_b727_220a_u64.wrapping_add(generated as u64);
             let mut rng = Rng::new(seed.wrapping_add(salt.wrapping_mul(0x9e37_79b9)));
             let mut quota = if generated == 0 {
                 // the plain fair share first: the mix a strip would put on the sheet
                 Quota::share(problem, pool, capacity, &mut rng)
             } else {
-                priced_share(
-                    problem,
-                    &kinds,
-                    &demand,
-                    &master.duals(),
-                    capacity,
-                    &mut rng,
-                )
+                priced_share(problem, &kinds, &demand, &duals, capacity, &mut rng)
             };
             generated += 1;
             let mut virtual_pool = pool.clone();
@@ -190,16 +186,17 @@ impl SheetSearch<'_> {
             ) else {
                 break;
             };
+            // a share of the pattern's time (and rounds) from `from`, for its big-first steps
+            let part_of = |from: Instant, share: f64| Slice {
+                deadline: (from + sheet_slice.mul_f64(share)).min(deadline),
+                rounds: rounds.map(|r| (r as f64 * share).ceil() as u64),
+                retries: MAX_RETRIES,
+            };
             if big_first {
                 // the big parts pressed together as a strip interlock where a first fit leaves
                 // them side by side (trousers_x8's legs: 69 % of the sheet against 55 % in one
                 // pattern); the fuller layout opens the pattern
-                let pressing = Instant::now();
-                let press_slice = Slice {
-                    deadline: (pressing + sheet_slice.mul_f64(BIG_FIRST_SHARE / 2.0)).min(deadline),
-                    rounds: rounds.map(|r| (r as f64 * BIG_FIRST_SHARE / 2.0).ceil() as u64),
-                    retries: MAX_RETRIES,
-                };
+                let press_slice = part_of(Instant::now(), BIG_FIRST_SHARE / 2.0);
                 // (under an iteration budget the first fit is never cut by the clock)
                 let fill_by = if rounds.is_some() {
                     deadline
@@ -225,15 +222,11 @@ impl SheetSearch<'_> {
                     .copied()
                     .filter(|i| is_big(i) && !sheet.placed.iter().any(|(p, _)| p.same_unit(i)))
                     .collect();
-                // those worth most to the plan per unit of area first, not the longest: in pool order,
-                // trousers_x8's longer big kind opened every such pattern, four of it to two of
-                // the other, and its last sheets held the other alone (README, large jobs)
-                by_worth(problem, &kinds, &master.duals(), &mut bigs);
-                let slice = Slice {
-                    deadline: (start + sheet_slice.mul_f64(BIG_FIRST_SHARE)).min(deadline),
-                    rounds: rounds.map(|r| (r as f64 * BIG_FIRST_SHARE).ceil() as u64),
-                    retries: MAX_RETRIES,
-                };
+                // those worth most to the plan per unit of area first, not the longest: in pool
+                // order, trousers_x8's longer big kind opened every such pattern, four of it to
+                // two of the other, and its last sheets held the other alone (README, large jobs)
+                by_worth(problem, &kinds, &duals, &mut bigs);
+                let slice = part_of(start, BIG_FIRST_SHARE);
                 sheet = self.densify(sheet, &mut bigs, None, slice, salt ^ 0xb16);
             }
             virtual_pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
@@ -245,11 +238,10 @@ impl SheetSearch<'_> {
             };
             let dense = self.densify(sheet, &mut virtual_pool, Some(quota), slice, salt);
             let col = column(&dense);
-            let y = master.duals();
             let value: f64 = col
                 .counts
                 .iter()
-                .zip(&y)
+                .zip(&duals)
                 .map(|(&n, &y)| n as f64 * y.max(0.0))
                 .sum();
             tracing::debug!(
@@ -325,9 +317,7 @@ impl SheetSearch<'_> {
         );
         planned
     }
-}
 
-impl SheetSearch<'_> {
     /// `bigs` pressed together as a strip: first-fitted (by `fill_by`) on `on`'s sheet made
     /// twice as long (`long_sheet`), shortened by the strip search (`press`, within `slice`),
     /// and those that end within the sheet kept, on an empty sheet of `on`'s type (possibly
@@ -397,10 +387,16 @@ fn copies_of<'i>(kinds: &[usize], items: impl Iterator<Item = &'i Item>) -> Vec<
 /// dual over its area), the most first; ties keep their order (the pool's, the longest first).
 fn by_worth(problem: &crate::nest2d::Problem, kinds: &[usize], duals: &[f64], items: &mut [Item]) {
     let worth = |i: &Item| match kinds.binary_search(&i.part) {
-        Ok(k) => duals[k].max(0.0) / problem.parts[i.part].geometry.area().max(f64::MIN_POSITIVE),
+        Ok(k) => worth_per_area(problem, i.part, duals[k]),
         Err(_) => 0.0,
     };
     items.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+}
+
+/// What a unit of sheet area holding `part` is worth to the plan at its kind's `dual` (0 for a
+/// kind in surplus).
+fn worth_per_area(problem: &crate::nest2d::Problem, part: usize, dual: f64) -> f64 {
+    dual.max(0.0) / problem.parts[part].geometry.area().max(f64::MIN_POSITIVE)
 }
 
 /// A sheet's share priced by the LP: each kind's copies in proportion to its copies wanted
@@ -425,9 +421,8 @@ fn priced_share(
         .zip(demand)
         .zip(duals)
         .map(|((&k, &d), &y)| {
-            let area = problem.parts[k].geometry.area();
-            let expected = if worth > 0.0 && area > 0.0 {
-                capacity * d as f64 * y.max(0.0) / (area * worth)
+            let expected = if worth > 0.0 {
+                capacity * d as f64 * worth_per_area(problem, k, y) / worth
             } else {
                 0.0
             };
