@@ -6,7 +6,8 @@
 //! 0. **Patterns** (jobs of many copies on one sheet type, `patterns`): dense layouts, each
 //!    built as a rebuilt sheet is from a share priced by the master LP of the 1D planner, and
 //!    cut as often as the LP says (rounded down, again on what is left); the parts left are
-//!    rebuilt sheet by sheet as below.
+//!    rebuilt sheet by sheet as below, each sheet opened with the plan's fullest arrangement of
+//!    big parts where the parts left hold it whole (`patterns::fuller_opening`).
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), rounded up, so big
 //!    and small parts spread over the sheets as they do along a strip; a kind expected less
@@ -220,6 +221,7 @@ impl SheetSearch<'_> {
 
         let mut done: Vec<FilledSheet> = Vec::new();
         let mut best_utilisation: f64 = 0.0;
+        let mut openings: Vec<FilledSheet> = Vec::new();
         if self.suits_patterns(&pool, n0) {
             // a plan by patterns first (`patterns`): its sheets are cut from patterns the LP
             // mixes, and the parts it leaves are rebuilt sheet by sheet below
@@ -230,7 +232,8 @@ impl SheetSearch<'_> {
                 patterns: (n0 as f64 * PATTERN_SHARE).ceil() as usize,
                 rounds: densify_rounds,
             };
-            done = self.plan_by_patterns(&mut pool, &mut opener, &budget, deadline);
+            let plan = self.plan_by_patterns(&mut pool, &mut opener, &budget, deadline);
+            (done, openings) = (plan.sheets, plan.openings);
             for d in &done {
                 best_utilisation = best_utilisation.max(self.utilisation(d));
             }
@@ -272,6 +275,8 @@ impl SheetSearch<'_> {
                     spend,
                     deadline,
                 )??;
+                // after a plan, the big parts it left as its best patterns open
+                let sheet = patterns::fuller_opening(self.problem, sheet, &openings, &pool);
                 pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
                 quota.placed(&sheet.placed);
                 let sheets_left = self.sheets_needed(&sheet, &pool, best_utilisation);

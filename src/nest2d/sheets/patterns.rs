@@ -12,12 +12,17 @@
 //! places as many big parts as the sheet takes, alone (its share's big parts pressed together
 //! as a strip where that holds more than their first fit, `pressed_bigs`; then more of them,
 //! those worth most to the plan per unit of area first, `by_worth`), so that a sheet holding
-//! one more of them is found before small parts are in their way. The plan: each pattern the LP uses,
+//! one more of them is found before small parts are in their way; where an earlier big-first
+//! pattern's opening is worth more to the plan at the current duals, it opens with that one
+//! instead (`Plan::openings`: a dense arrangement of the big parts, found now and then, is
+//! built on by every later pattern). The plan: each pattern the LP uses,
 //! as many whole times as its value rounded down, densest first (a copy may drop parts no
 //! longer wanted, down to `MIN_COPY` of its area), the LP again on what is left, until it
 //! cuts no pattern a whole time; a pattern well under the densest (`MIN_DENSITY`: the LP's
 //! start, a kind alone, is often a poor first fit) is never cut. The parts left over go to the
-//! sheet-by-sheet rebuild.
+//! sheet-by-sheet rebuild, which opens each of their sheets with the plan's opening holding the
+//! most big-part area, where the parts left hold it whole and its share's first fit holds less
+//! (`fuller_opening`): they are mostly big parts, the patterns having taken the small ones.
 
 use super::{Quota, SheetSearch, Slice, FIRST_FIT_TRIES, MAX_RETRIES};
 use crate::nest1d::master::{Column, Master};
@@ -59,6 +64,17 @@ pub(super) struct PatternBudget {
     pub rounds: Option<u64>,
 }
 
+/// What a plan by patterns gives the rebuild.
+#[derive(Default)]
+pub(super) struct Plan {
+    /// The sheets cut from patterns.
+    pub sheets: Vec<FilledSheet>,
+    /// The big-first patterns' openings (their big parts alone, as many as went in), one per
+    /// set of counts: a later big-first pattern may open with one (the one worth most at its
+    /// duals), and so may a sheet the rebuild builds from the parts left (`fuller_opening`).
+    pub openings: Vec<FilledSheet>,
+}
+
 impl SheetSearch<'_> {
     /// Whether a job's pool suits a plan by patterns: one sheet type, as many sheets as needed,
     /// no assemblies, one part priority, `MIN_SHEETS` or more (`sheets`, the construction's),
@@ -95,7 +111,7 @@ impl SheetSearch<'_> {
         opener: &mut SheetOpener,
         budget: &PatternBudget,
         deadline: Instant,
-    ) -> Vec<FilledSheet> {
+    ) -> Plan {
         let (sheet_slice, rounds) = (budget.per_pattern, budget.rounds);
         let problem = self.problem;
         let seed = problem.settings.seed;
@@ -114,12 +130,12 @@ impl SheetSearch<'_> {
             // take the rebuild's time, and the plan would cut nothing)
             let late = rounds.is_none() && Instant::now() >= budget.end;
             if late || self.cancel.is_cancelled() {
-                return Vec::new();
+                return Plan::default();
             }
             let mut alone: Vec<Item> = pool.iter().filter(|i| i.part == k).copied().collect();
             match trial.open(self.eval, &mut alone, deadline) {
                 Some(Some(sheet)) if !sheet.placed.is_empty() => patterns.push(sheet),
-                _ => return Vec::new(),
+                _ => return Plan::default(),
             }
         }
         let homogeneous: Vec<Column> = patterns.iter().map(column).collect();
@@ -131,6 +147,8 @@ impl SheetSearch<'_> {
         let capacity = sheet_area * super::EXPECTED_UTILISATION / 100.0;
         let mut stalls = 0;
         let mut generated = 0;
+        // (`Plan::openings`)
+        let mut openings: Vec<FilledSheet> = Vec::new();
         // under an iteration budget the count ends the generation, never the clock
         let more = |generated: usize| match rounds {
             Some(_) => generated < budget.patterns.min(MAX_PATTERNS),
@@ -215,19 +233,38 @@ impl SheetSearch<'_> {
                         sheet = pressed;
                     }
                 }
-                // as many of the big parts as the sheet takes, before any small part is in
-                // their way
-                let mut bigs: Vec<Item> = virtual_pool
-                    .iter()
-                    .copied()
-                    .filter(|i| is_big(i) && !sheet.placed.iter().any(|(p, _)| p.same_unit(i)))
-                    .collect();
-                // those worth most to the plan per unit of area first, not the longest: in pool
-                // order, trousers_x8's longer big kind opened every such pattern, four of it to
-                // two of the other, and its last sheets held the other alone (README, large jobs)
-                by_worth(problem, &kinds, &duals, &mut bigs);
-                let slice = part_of(start, BIG_FIRST_SHARE);
-                sheet = self.densify(sheet, &mut bigs, None, slice, salt ^ 0xb16);
+                // an opening found for an earlier pattern may be worth more to the plan at
+                // these duals: trousers_x8's legs pressed four and two (69 % of the sheet) or
+                // one and four are found now and then, and every later pattern builds on them
+                match best_opening(problem, &kinds, &duals, &openings)
+                    .filter(|known| ranks_above(problem, &kinds, &duals, known, &sheet))
+                {
+                    Some(known) => {
+                        sheet = super::copy_layout(known, &mut virtual_pool.clone());
+                    }
+                    None => {
+                        // as many of the big parts as the sheet takes, before any small part
+                        // is in their way
+                        let mut bigs: Vec<Item> = virtual_pool
+                            .iter()
+                            .copied()
+                            .filter(|i| {
+                                is_big(i) && !sheet.placed.iter().any(|(p, _)| p.same_unit(i))
+                            })
+                            .collect();
+                        // those worth most to the plan per unit of area first, not the
+                        // longest: in pool order, trousers_x8's longer big kind opened every
+                        // such pattern, four of it to two of the other, and its last sheets
+                        // held the other alone (README, large jobs)
+                        by_worth(problem, &kinds, &duals, &mut bigs);
+                        let slice = part_of(start, BIG_FIRST_SHARE);
+                        sheet = self.densify(sheet, &mut bigs, None, slice, salt ^ 0xb16);
+                        let counts = column(&sheet).counts;
+                        if !openings.iter().any(|o| column(o).counts == counts) {
+                            openings.push(sheet.clone());
+                        }
+                    }
+                }
             }
             virtual_pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
             quota.placed(&sheet.placed);
@@ -315,7 +352,10 @@ impl SheetSearch<'_> {
             parts_left = pool.len(),
             "sheets planned by patterns"
         );
-        planned
+        Plan {
+            sheets: planned,
+            openings,
+        }
     }
 
     /// `bigs` pressed together as a strip: first-fitted (by `fill_by`) on `on`'s sheet made
@@ -363,6 +403,17 @@ impl SheetSearch<'_> {
     }
 }
 
+/// The part area of `sheet`'s big parts (`BIG_PART` of its sheet or more).
+pub(super) fn big_area(problem: &crate::nest2d::Problem, sheet: &FilledSheet) -> f64 {
+    let sheet_area = problem.sheets[sheet.sheet].area();
+    sheet
+        .placed
+        .iter()
+        .map(|(i, _)| problem.parts[i.part].geometry.area())
+        .filter(|&a| a >= BIG_PART * sheet_area)
+        .sum()
+}
+
 /// The kinds (parts) in the pool, in ascending order.
 fn kinds_of(pool: &[Item]) -> Vec<usize> {
     let mut kinds: Vec<usize> = pool.iter().map(|i| i.part).collect();
@@ -391,6 +442,76 @@ fn by_worth(problem: &crate::nest2d::Problem, kinds: &[usize], duals: &[f64], it
         Err(_) => 0.0,
     };
     items.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+}
+
+/// How two openings compare for the plan at `duals`: by what their parts are worth (their
+/// kinds' duals), then by their part area.
+fn opening_order(
+    problem: &crate::nest2d::Problem,
+    kinds: &[usize],
+    duals: &[f64],
+    a: &FilledSheet,
+    b: &FilledSheet,
+) -> std::cmp::Ordering {
+    let rank = |o: &FilledSheet| {
+        let worth: f64 = copies_of(kinds, o.placed.iter().map(|(i, _)| i))
+            .iter()
+            .zip(duals)
+            .map(|(&n, &y)| n as f64 * y.max(0.0))
+            .sum();
+        (worth, o.part_area(problem))
+    };
+    let ((wa, aa), (wb, ab)) = (rank(a), rank(b));
+    wa.total_cmp(&wb).then(aa.total_cmp(&ab))
+}
+
+/// Whether opening `a` ranks above `b` at `duals` (`opening_order`).
+fn ranks_above(
+    problem: &crate::nest2d::Problem,
+    kinds: &[usize],
+    duals: &[f64],
+    a: &FilledSheet,
+    b: &FilledSheet,
+) -> bool {
+    opening_order(problem, kinds, duals, a, b).is_gt()
+}
+
+/// The opening of `openings` ranked highest at `duals` (`opening_order`; the first on ties).
+fn best_opening<'o>(
+    problem: &crate::nest2d::Problem,
+    kinds: &[usize],
+    duals: &[f64],
+    openings: &'o [FilledSheet],
+) -> Option<&'o FilledSheet> {
+    openings.iter().fold(None, |best, o| match best {
+        Some(b) if !ranks_above(problem, kinds, duals, o, b) => Some(b),
+        _ => Some(o),
+    })
+}
+
+/// `first_fit`, or a copy of the plan's opening (`Plan::openings`) with the most big-part area
+/// (`big_area`) where that is more than `first_fit` holds, among those of its sheet type that
+/// `pool` still holds whole; the copy's parts are `pool`'s (which keeps them: the caller takes
+/// what the sheet holds out of it). Why: the parts a plan leaves are mostly big ones (its
+/// patterns took the small ones), and a share of them first-fitted holds fewer than the
+/// plan found a sheet takes (trousers_x8: five of its legs where an opening holds six).
+pub(super) fn fuller_opening(
+    problem: &crate::nest2d::Problem,
+    first_fit: FilledSheet,
+    openings: &[FilledSheet],
+    pool: &[Item],
+) -> FilledSheet {
+    let sheet_type = first_fit.sheet;
+    let mut fullest = first_fit;
+    for opening in openings.iter().filter(|o| o.sheet == sheet_type) {
+        let copy = super::copy_layout(opening, &mut pool.to_vec());
+        if copy.placed.len() == opening.placed.len()
+            && big_area(problem, &copy) > big_area(problem, &fullest) + 1e-9
+        {
+            fullest = copy;
+        }
+    }
+    fullest
 }
 
 /// What a unit of sheet area holding `part` is worth to the plan at its kind's `dual` (0 for a
@@ -584,6 +705,95 @@ mod tests {
         assert_eq!(c.total_overlap(), 0);
     }
 
+    /// A sheet of `p` holding `parts`, first-fitted in order.
+    fn layout(p: &Problem, parts: Vec<Item>) -> FilledSheet {
+        let res = crate::nest2d::engine::resolution(p, 16.0);
+        let far = Instant::now() + Duration::from_secs(60);
+        let n = parts.len();
+        let mut parts = parts;
+        let sheet = SheetOpener::new(p, &res)
+            .open(&CpuEvaluator, &mut parts, far)
+            .flatten()
+            .expect("a sheet opens");
+        assert_eq!(sheet.placed.len(), n, "all placed");
+        sheet
+    }
+
+    #[test]
+    fn the_opening_worth_most_at_the_duals_is_reused_then_the_fullest() {
+        let p = problem(40, 100);
+        let squares = layout(&p, items(0, 3));
+        let mut mixed = items(0, 1);
+        mixed.extend(items(1, 10));
+        let mixed = layout(&p, mixed);
+        let openings = [squares, mixed];
+        let best = |duals: &[f64]| {
+            let b = best_opening(&p, &[0, 1], duals, &openings).expect("two openings");
+            b.placed.len()
+        };
+        // squares scarce: three of them (worth 3) above one and ten strips (worth 1)
+        assert_eq!(best(&[1.0, 0.0]), 3);
+        // strips scarce: 0.1 + 10 * 0.5 above 3 * 0.1
+        assert_eq!(best(&[0.1, 0.5]), 11);
+        // worth alike: the more part area (300 against 200)
+        assert_eq!(best(&[0.0, 0.0]), 3);
+        assert!(best_opening(&p, &[0, 1], &[1.0, 0.0], &[]).is_none());
+        assert!(!ranks_above(
+            &p,
+            &[0, 1],
+            &[0.0, 0.0],
+            &openings[0],
+            &openings[0]
+        ));
+    }
+
+    #[test]
+    fn a_leftover_sheet_opens_as_the_plan_did_where_the_pool_holds_the_opening_whole() {
+        let p = problem(40, 100);
+        // the plan's opening: four squares, the sheet full (400 of big parts)
+        let opening = layout(&p, items(0, 4));
+        // a first fit of two squares and ten strips (200 of big parts)
+        let mut share = items(0, 2);
+        share.extend(items(1, 10));
+        let first_fit = layout(&p, share);
+        let pool: Vec<Item> = items(0, 6)
+            .into_iter()
+            .map(|i| Item {
+                instance: i.instance + 10,
+                ..i
+            })
+            .chain(items(1, 20))
+            .collect();
+        let sheet = fuller_opening(&p, first_fit.clone(), &[opening.clone()], &pool);
+        assert_eq!(sheet.placed.len(), 4);
+        assert!(sheet
+            .placed
+            .iter()
+            .all(|(i, _)| i.part == 0 && i.instance >= 10));
+        assert!(
+            sheet
+                .placed
+                .iter()
+                .all(|(i, _)| pool.iter().any(|q| q.same_unit(i))),
+            "the copy's parts are the pool's"
+        );
+        // three squares left: the opening is not whole, the first fit stands
+        let few: Vec<Item> = pool
+            .iter()
+            .copied()
+            .filter(|i| i.part == 1 || i.instance < 13)
+            .collect();
+        let sheet = fuller_opening(&p, first_fit.clone(), &[opening.clone()], &few);
+        assert_eq!(sheet.placed.len(), first_fit.placed.len());
+        // an opening with no more big-part area than the first fit leaves it
+        let two = layout(&p, items(0, 2));
+        let sheet = fuller_opening(&p, first_fit.clone(), &[two], &pool);
+        assert_eq!(sheet.placed.len(), first_fit.placed.len());
+        // no plan, no openings: the first fit
+        let sheet = fuller_opening(&p, first_fit.clone(), &[], &pool);
+        assert_eq!(sheet.placed.len(), first_fit.placed.len());
+    }
+
     #[test]
     fn a_copy_drops_what_the_pool_lacks_down_to_its_least_share() {
         let p = problem(4, 40);
@@ -643,7 +853,9 @@ mod tests {
             patterns: 4,
             rounds: Some(200),
         };
-        let planned = search.plan_by_patterns(&mut pool, &mut opener, &budget, far);
+        let planned = search
+            .plan_by_patterns(&mut pool, &mut opener, &budget, far)
+            .sheets;
         assert!(!planned.is_empty(), "the LP cuts some pattern a whole time");
         let mut cut: Vec<Item> = planned
             .iter()
