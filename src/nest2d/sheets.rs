@@ -7,7 +7,8 @@
 //!    built as a rebuilt sheet is from a share priced by the master LP of the 1D planner, and
 //!    cut as often as the LP says (rounded down, again on what is left); the parts left are
 //!    rebuilt sheet by sheet as below, each sheet opened with the plan's fullest arrangement of
-//!    big parts where the parts left hold it whole (`patterns::fuller_opening`).
+//!    big parts where the parts left hold it whole and it holds more big-part area than the
+//!    share's first fit (`patterns::fuller_opening`).
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), rounded up, so big
 //!    and small parts spread over the sheets as they do along a strip; a kind expected less
@@ -275,7 +276,7 @@ impl SheetSearch<'_> {
                     spend,
                     deadline,
                 )??;
-                // after a plan, the big parts it left as its best patterns open
+                // after a plan, its leftover big parts as its fullest opening holds them
                 let sheet = patterns::fuller_opening(self.problem, sheet, &openings, &pool);
                 pool.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
                 quota.placed(&sheet.placed);

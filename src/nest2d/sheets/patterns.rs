@@ -12,10 +12,11 @@
 //! places as many big parts as the sheet takes, alone (its share's big parts pressed together
 //! as a strip where that holds more than their first fit, `pressed_bigs`; then more of them,
 //! those worth most to the plan per unit of area first, `by_worth`), so that a sheet holding
-//! one more of them is found before small parts are in their way; where an earlier big-first
-//! pattern's opening is worth more to the plan at the current duals, it opens with that one
-//! instead (`Plan::openings`: a dense arrangement of the big parts, found now and then, is
-//! built on by every later pattern). The plan: each pattern the LP uses,
+//! one more of them is found before small parts are in their way; where an opening kept from
+//! an earlier big-first pattern (after its insertions) ranks above the pattern's own (before
+//! them) at the current duals, it opens with that one and skips the insertions
+//! (`Plan::openings`: a dense arrangement of the big parts, found now and then, is built on by
+//! the later big-first patterns). The plan: each pattern the LP uses,
 //! as many whole times as its value rounded down, densest first (a copy may drop parts no
 //! longer wanted, down to `MIN_COPY` of its area), the LP again on what is left, until it
 //! cuts no pattern a whole time; a pattern well under the densest (`MIN_DENSITY`: the LP's
@@ -69,9 +70,11 @@ pub(super) struct PatternBudget {
 pub(super) struct Plan {
     /// The sheets cut from patterns.
     pub sheets: Vec<FilledSheet>,
-    /// The big-first patterns' openings (their big parts alone, as many as went in), one per
-    /// set of counts: a later big-first pattern may open with one (the one worth most at its
-    /// duals), and so may a sheet the rebuild builds from the parts left (`fuller_opening`).
+    /// The big-first patterns' openings (their big parts alone, after more were inserted), one
+    /// per set of counts: a later big-first pattern opens with the one worth most at its duals
+    /// where that ranks above its own opening before insertions (`ranks_above`), and a sheet the
+    /// rebuild builds from the parts left with the fullest (`fuller_opening`). Empty when the
+    /// plan cut no sheet: the parts left are then the whole pool, not its big parts.
     pub openings: Vec<FilledSheet>,
 }
 
@@ -233,9 +236,12 @@ impl SheetSearch<'_> {
                         sheet = pressed;
                     }
                 }
-                // an opening found for an earlier pattern may be worth more to the plan at
-                // these duals: trousers_x8's legs pressed four and two (69 % of the sheet) or
-                // one and four are found now and then, and every later pattern builds on them
+                // an opening kept from an earlier pattern may be worth more to the plan at these
+                // duals: trousers_x8's legs pressed four and two (69 % of the sheet) or one and
+                // four are found now and then, and the later big-first patterns build on them
+                // (it has had its insertions and this one not yet, so a kept one wins more
+                // often than it would after them; it then skips them, and their time goes to
+                // the small parts)
                 match best_opening(problem, &kinds, &duals, &openings)
                     .filter(|known| ranks_above(problem, &kinds, &duals, known, &sheet))
                 {
@@ -275,12 +281,7 @@ impl SheetSearch<'_> {
             };
             let dense = self.densify(sheet, &mut virtual_pool, Some(quota), slice, salt);
             let col = column(&dense);
-            let value: f64 = col
-                .counts
-                .iter()
-                .zip(&duals)
-                .map(|(&n, &y)| n as f64 * y.max(0.0))
-                .sum();
+            let value = worth_at(&col.counts, &duals);
             tracing::debug!(
                 utilisation = 100.0 * dense.part_area(problem) / sheet_area,
                 value,
@@ -352,6 +353,10 @@ impl SheetSearch<'_> {
             parts_left = pool.len(),
             "sheets planned by patterns"
         );
+        // (a plan that cut nothing leaves the whole pool, not its big parts: no openings)
+        if planned.is_empty() {
+            openings.clear();
+        }
         Plan {
             sheets: planned,
             openings,
@@ -404,7 +409,7 @@ impl SheetSearch<'_> {
 }
 
 /// The part area of `sheet`'s big parts (`BIG_PART` of its sheet or more).
-pub(super) fn big_area(problem: &crate::nest2d::Problem, sheet: &FilledSheet) -> f64 {
+fn big_area(problem: &crate::nest2d::Problem, sheet: &FilledSheet) -> f64 {
     let sheet_area = problem.sheets[sheet.sheet].area();
     sheet
         .placed
@@ -444,28 +449,18 @@ fn by_worth(problem: &crate::nest2d::Problem, kinds: &[usize], duals: &[f64], it
     items.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
 }
 
-/// How two openings compare for the plan at `duals`: by what their parts are worth (their
-/// kinds' duals), then by their part area.
-fn opening_order(
-    problem: &crate::nest2d::Problem,
-    kinds: &[usize],
-    duals: &[f64],
-    a: &FilledSheet,
-    b: &FilledSheet,
-) -> std::cmp::Ordering {
-    let rank = |o: &FilledSheet| {
-        let worth: f64 = copies_of(kinds, o.placed.iter().map(|(i, _)| i))
-            .iter()
-            .zip(duals)
-            .map(|(&n, &y)| n as f64 * y.max(0.0))
-            .sum();
-        (worth, o.part_area(problem))
-    };
-    let ((wa, aa), (wb, ab)) = (rank(a), rank(b));
-    wa.total_cmp(&wb).then(aa.total_cmp(&ab))
+/// What `counts` of the kinds are worth to the plan at `duals` (a kind in surplus, dual 0 or
+/// below, nothing): a pattern's value, or an opening's.
+fn worth_at(counts: &[u32], duals: &[f64]) -> f64 {
+    counts
+        .iter()
+        .zip(duals)
+        .map(|(&n, &y)| n as f64 * y.max(0.0))
+        .sum()
 }
 
-/// Whether opening `a` ranks above `b` at `duals` (`opening_order`).
+/// Whether opening `a` ranks above `b` for the plan at `duals`: worth more (its parts' duals,
+/// `worth_at`), or worth as much (to rounding) and holding more part area.
 fn ranks_above(
     problem: &crate::nest2d::Problem,
     kinds: &[usize],
@@ -473,10 +468,17 @@ fn ranks_above(
     a: &FilledSheet,
     b: &FilledSheet,
 ) -> bool {
-    opening_order(problem, kinds, duals, a, b).is_gt()
+    let worth =
+        |o: &FilledSheet| worth_at(&copies_of(kinds, o.placed.iter().map(|(i, _)| i)), duals);
+    let (wa, wb) = (worth(a), worth(b));
+    if (wa - wb).abs() > 1e-9 * wa.abs().max(wb.abs()).max(1.0) {
+        wa > wb
+    } else {
+        a.part_area(problem) > b.part_area(problem) + 1e-9
+    }
 }
 
-/// The opening of `openings` ranked highest at `duals` (`opening_order`; the first on ties).
+/// The opening of `openings` ranked highest at `duals` (`ranks_above`; the first on ties).
 fn best_opening<'o>(
     problem: &crate::nest2d::Problem,
     kinds: &[usize],
@@ -490,20 +492,29 @@ fn best_opening<'o>(
 }
 
 /// `first_fit`, or a copy of the plan's opening (`Plan::openings`) with the most big-part area
-/// (`big_area`) where that is more than `first_fit` holds, among those of its sheet type that
-/// `pool` still holds whole; the copy's parts are `pool`'s (which keeps them: the caller takes
-/// what the sheet holds out of it). Why: the parts a plan leaves are mostly big ones (its
-/// patterns took the small ones), and a share of them first-fitted holds fewer than the
-/// plan found a sheet takes (trousers_x8: five of its legs where an opening holds six).
+/// (`big_area`) where that is more than `first_fit` holds, among those on its sheet type and
+/// raster that `pool` still holds whole; the copy's parts are `pool`'s (which keeps them: the
+/// caller takes what the sheet holds out of it). Why: the parts a plan leaves are mostly big
+/// ones (its patterns took the small ones), and a share of them first-fitted holds fewer than
+/// the plan found a sheet takes (trousers_x8: five of its legs where an opening holds six).
+/// The kinds' mix is not weighed: the fullest opening is taken while the pool fills it, so its
+/// kinds run out first (README, Benchmarks, large jobs: a next step).
 pub(super) fn fuller_opening(
     problem: &crate::nest2d::Problem,
     first_fit: FilledSheet,
     openings: &[FilledSheet],
     pool: &[Item],
 ) -> FilledSheet {
-    let sheet_type = first_fit.sheet;
     let mut fullest = first_fit;
-    for opening in openings.iter().filter(|o| o.sheet == sheet_type) {
+    for opening in openings {
+        // (the plan's openings and the rebuild's sheets come from one opener: one sheet type,
+        // one raster; a guard, so that no pose is ever read on another raster)
+        let alike = opening.sheet == fullest.sheet
+            && std::sync::Arc::ptr_eq(&opening.table, &fullest.table)
+            && opening.area.cell == fullest.area.cell;
+        if !alike {
+            continue;
+        }
         let copy = super::copy_layout(opening, &mut pool.to_vec());
         if copy.placed.len() == opening.placed.len()
             && big_area(problem, &copy) > big_area(problem, &fullest) + 1e-9
@@ -705,13 +716,16 @@ mod tests {
         assert_eq!(c.total_overlap(), 0);
     }
 
-    /// A sheet of `p` holding `parts`, first-fitted in order.
-    fn layout(p: &Problem, parts: Vec<Item>) -> FilledSheet {
-        let res = crate::nest2d::engine::resolution(p, 16.0);
+    /// A sheet of `p` holding `parts`, first-fitted in order on `res`.
+    fn layout(
+        p: &Problem,
+        res: &crate::nest2d::engine::Resolution,
+        parts: Vec<Item>,
+    ) -> FilledSheet {
         let far = Instant::now() + Duration::from_secs(60);
         let n = parts.len();
         let mut parts = parts;
-        let sheet = SheetOpener::new(p, &res)
+        let sheet = SheetOpener::new(p, res)
             .open(&CpuEvaluator, &mut parts, far)
             .flatten()
             .expect("a sheet opens");
@@ -722,10 +736,11 @@ mod tests {
     #[test]
     fn the_opening_worth_most_at_the_duals_is_reused_then_the_fullest() {
         let p = problem(40, 100);
-        let squares = layout(&p, items(0, 3));
+        let res = crate::nest2d::engine::resolution(&p, 16.0);
+        let squares = layout(&p, &res, items(0, 3));
         let mut mixed = items(0, 1);
         mixed.extend(items(1, 10));
-        let mixed = layout(&p, mixed);
+        let mixed = layout(&p, &res, mixed);
         let openings = [squares, mixed];
         let best = |duals: &[f64]| {
             let b = best_opening(&p, &[0, 1], duals, &openings).expect("two openings");
@@ -750,12 +765,13 @@ mod tests {
     #[test]
     fn a_leftover_sheet_opens_as_the_plan_did_where_the_pool_holds_the_opening_whole() {
         let p = problem(40, 100);
+        let res = crate::nest2d::engine::resolution(&p, 16.0);
         // the plan's opening: four squares, the sheet full (400 of big parts)
-        let opening = layout(&p, items(0, 4));
+        let opening = layout(&p, &res, items(0, 4));
         // a first fit of two squares and ten strips (200 of big parts)
         let mut share = items(0, 2);
         share.extend(items(1, 10));
-        let first_fit = layout(&p, share);
+        let first_fit = layout(&p, &res, share);
         let pool: Vec<Item> = items(0, 6)
             .into_iter()
             .map(|i| Item {
@@ -786,8 +802,13 @@ mod tests {
         let sheet = fuller_opening(&p, first_fit.clone(), &[opening.clone()], &few);
         assert_eq!(sheet.placed.len(), first_fit.placed.len());
         // an opening with no more big-part area than the first fit leaves it
-        let two = layout(&p, items(0, 2));
+        let two = layout(&p, &res, items(0, 2));
         let sheet = fuller_opening(&p, first_fit.clone(), &[two], &pool);
+        assert_eq!(sheet.placed.len(), first_fit.placed.len());
+        // an opening on another raster is never read on this one
+        let elsewhere = crate::nest2d::engine::resolution(&p, 16.0);
+        let other = layout(&p, &elsewhere, items(0, 4));
+        let sheet = fuller_opening(&p, first_fit.clone(), &[other], &pool);
         assert_eq!(sheet.placed.len(), first_fit.placed.len());
         // no plan, no openings: the first fit
         let sheet = fuller_opening(&p, first_fit.clone(), &[], &pool);
