@@ -178,7 +178,7 @@ impl SheetSearch<'_> {
             }
             // every second pattern after the fair one opens with the share's big parts alone
             // (when it has any), and more of them are inserted before the small ones come
-            let is_big = |i: &Item| problem.parts[i.part].geometry.area() >= BIG_PART * sheet_area;
+            let is_big = |i: &Item| is_big_part(problem, i.part, sheet_area);
             let bigs_of_share: Vec<Item> = if generated % 2 == 0 && generated > 1 {
                 share.iter().copied().filter(is_big).collect()
             } else {
@@ -408,14 +408,19 @@ impl SheetSearch<'_> {
     }
 }
 
-/// The part area of `sheet`'s big parts (`BIG_PART` of its sheet or more).
+/// Whether `part` is a big one on a sheet of `sheet_area`: `BIG_PART` of it or more.
+fn is_big_part(problem: &crate::nest2d::Problem, part: usize, sheet_area: f64) -> bool {
+    problem.parts[part].geometry.area() >= BIG_PART * sheet_area
+}
+
+/// The part area of `sheet`'s big parts (`is_big_part`).
 fn big_area(problem: &crate::nest2d::Problem, sheet: &FilledSheet) -> f64 {
     let sheet_area = problem.sheets[sheet.sheet].area();
     sheet
         .placed
         .iter()
+        .filter(|(i, _)| is_big_part(problem, i.part, sheet_area))
         .map(|(i, _)| problem.parts[i.part].geometry.area())
-        .filter(|&a| a >= BIG_PART * sheet_area)
         .sum()
 }
 
@@ -494,8 +499,8 @@ fn best_opening<'o>(
 /// `first_fit`, or a copy of the plan's opening (`Plan::openings`) with the most big-part area
 /// (`big_area`) where that is more than `first_fit` holds, among those on its sheet type and
 /// raster that `pool` still holds whole; the copy's parts are `pool`'s (which keeps them: the
-/// caller takes what the sheet holds out of it). Why: the parts a plan leaves are mostly big
-/// ones (its patterns took the small ones), and a share of them first-fitted holds fewer than
+/// caller takes what the sheet holds out of it). Why: the parts a plan leaves are rich in big
+/// ones (its patterns took the small ones first), and a share of them first-fitted holds fewer than
 /// the plan found a sheet takes (trousers_x8: five of its legs where an opening holds six).
 /// The kinds' mix is not weighed: the fullest opening is taken while the pool fills it, so its
 /// kinds run out first (README, Benchmarks, large jobs: a next step).
@@ -676,10 +681,7 @@ mod tests {
         let cancel = CancelHandle::default();
         let search = cpu_search(&p, &cancel);
         let far = Instant::now() + Duration::from_secs(60);
-        let on = SheetOpener::new(&p, &res)
-            .open(&CpuEvaluator, &mut items(0, 1), far)
-            .flatten()
-            .expect("a sheet opens");
+        let on = layout(&p, &res, items(0, 1));
         // the sheet made 40 long takes all five squares of 10, in three columns
         let long = search
             .long_sheet(&on, &items(0, 5), far)
