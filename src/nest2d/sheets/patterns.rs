@@ -304,6 +304,18 @@ impl SheetSearch<'_> {
         // each pattern the LP uses, as many whole times as it says, densest first; then the LP
         // again on the parts left, until it uses no pattern a whole time
         let mut solution = master.solution();
+        // what the LP mixes, and at what prices: a kind alone among the columns used is a kind
+        // that no dense pattern carries enough of (README, large jobs)
+        for &(j, x) in &solution {
+            tracing::debug!(
+                pattern = j,
+                times = x,
+                utilisation = 100.0 * patterns[j].part_area(problem) / sheet_area,
+                counts = ?column(&patterns[j]).counts,
+                "pattern used by the LP"
+            );
+        }
+        tracing::debug!(duals = ?master.duals(), "the LP's duals");
         let part_area = |j: usize| patterns[j].part_area(problem);
         let densest = (0..patterns.len()).map(part_area).fold(0.0, f64::max);
         let mut planned = Vec::new();
