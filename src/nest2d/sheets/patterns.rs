@@ -304,22 +304,22 @@ impl SheetSearch<'_> {
         // each pattern the LP uses, as many whole times as it says, densest first; then the LP
         // again on the parts left, until it uses no pattern a whole time
         let mut solution = master.solution();
+        let part_area = |j: usize| patterns[j].part_area(problem);
+        let densest = (0..patterns.len()).map(part_area).fold(0.0, f64::max);
+        let mut planned = Vec::new();
+        let columns: Vec<Column> = patterns.iter().map(column).collect();
         // what the LP mixes, and at what prices: a kind alone among the columns used is a kind
         // that no dense pattern carries enough of (README, large jobs)
         for &(j, x) in &solution {
             tracing::debug!(
                 pattern = j,
                 times = x,
-                utilisation = 100.0 * patterns[j].part_area(problem) / sheet_area,
-                counts = ?column(&patterns[j]).counts,
+                utilisation = 100.0 * part_area(j) / sheet_area,
+                counts = ?columns[j].counts,
                 "pattern used by the LP"
             );
         }
         tracing::debug!(duals = ?master.duals(), "the LP's duals");
-        let part_area = |j: usize| patterns[j].part_area(problem);
-        let densest = (0..patterns.len()).map(part_area).fold(0.0, f64::max);
-        let mut planned = Vec::new();
-        let columns: Vec<Column> = patterns.iter().map(column).collect();
         loop {
             solution.sort_by(|a, b| {
                 part_area(b.0)
@@ -730,6 +730,13 @@ mod tests {
         assert_eq!(c.total_overlap(), 0);
     }
 
+    /// `squares` copies of part 0 followed by `strips` of part 1.
+    fn squares_and_strips(squares: u32, strips: u32) -> Vec<Item> {
+        let mut parts = items(0, squares);
+        parts.extend(items(1, strips));
+        parts
+    }
+
     /// A sheet of `p` holding `parts`, first-fitted in order on `res`.
     fn layout(
         p: &Problem,
@@ -752,9 +759,7 @@ mod tests {
         let p = problem(40, 100);
         let res = crate::nest2d::engine::resolution(&p, 16.0);
         let squares = layout(&p, &res, items(0, 3));
-        let mut mixed = items(0, 1);
-        mixed.extend(items(1, 10));
-        let mixed = layout(&p, &res, mixed);
+        let mixed = layout(&p, &res, squares_and_strips(1, 10));
         let openings = [squares, mixed];
         let best = |duals: &[f64]| {
             let b = best_opening(&p, &[0, 1], duals, &openings).expect("two openings");
@@ -783,9 +788,7 @@ mod tests {
         // the plan's opening: four squares, the sheet full (400 of big parts)
         let opening = layout(&p, &res, items(0, 4));
         // a first fit of two squares and ten strips (200 of big parts)
-        let mut share = items(0, 2);
-        share.extend(items(1, 10));
-        let first_fit = layout(&p, &res, share);
+        let first_fit = layout(&p, &res, squares_and_strips(2, 10));
         let pool: Vec<Item> = items(0, 6)
             .into_iter()
             .map(|i| Item {
