@@ -8,7 +8,7 @@ use super::frame::Frame;
 use super::model::*;
 use super::raster::{blocked_cells, rasterize};
 use super::search::{fill, Budget, Compactor, Oriented, Pose, SheetArea};
-use super::sheets::{SheetSearch, SEARCH_RESOLUTION, SEARCH_SHARE};
+use super::sheets::{SheetSearch, TimeShares, SEARCH_RESOLUTION};
 use super::verify::{
     nesting_geometry, part_spacing, placed_geometry, verify_layout, PlacedShape, Violation,
 };
@@ -281,7 +281,7 @@ fn nest_parts(
             threads: search_threads(s),
         };
         let left = deadline.saturating_duration_since(Instant::now());
-        let until = Instant::now() + left.mul_f64(SEARCH_SHARE);
+        let until = Instant::now() + left.mul_f64(TimeShares::for_sheets(filled.len()).search());
         // never finer than the construction could afford in its time (a big job's first fit
         // at a finer resolution alone would cost more than the time limit)
         let cells = cells_no_finer_than(filled_in, search_cells, filled[0].area.cell);

@@ -76,19 +76,51 @@ mod patterns;
 const FIRST_FIT_TRIES: usize = 32;
 const FIRST_FIT_SPEND: f64 = 0.03;
 
-/// Share of the search time (after the construction) for densifying every sheet but the last.
-const DENSIFY_SHARE: f64 = 0.5;
+/// How the time left after the construction is shared out: densifying every sheet but the last,
+/// emptying the last sheet into the others, and (the rest) compacting the last sheet
+/// (`engine::compact_last_sheet`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct TimeShares {
+    pub densify: f64,
+    pub empty: f64,
+}
+
+impl TimeShares {
+    /// The shares for a job whose construction took `sheets` sheets. A job of `MANY_SHEETS` or
+    /// more gives the rebuild more (0.7 against 0.5) and the emptying and the last sheet's
+    /// compaction less (0.2 and 0.1 against 0.35 and 0.15): the rebuild's time is spread over
+    /// every sheet, the compaction's spent on one, and on a large job each rebuilt sheet got
+    /// too little to be made dense (trousers_x8 at 10 s: under a tenth of a second a sheet,
+    /// 29, 29 and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares; README,
+    /// large jobs).
+    pub(super) fn for_sheets(sheets: usize) -> Self {
+        if sheets >= MANY_SHEETS {
+            Self {
+                densify: 0.7,
+                empty: 0.2,
+            }
+        } else {
+            Self {
+                densify: 0.5,
+                empty: 0.35,
+            }
+        }
+    }
+
+    /// The multi-sheet search's share (`SheetSearch::improve`): densifying and emptying.
+    pub(super) fn search(self) -> f64 {
+        self.densify + self.empty
+    }
+}
+
+/// Sheets in the construction from which a job counts as large for `TimeShares`.
+const MANY_SHEETS: usize = 8;
 /// Share of the densifying time for generating patterns, in a job planned by patterns (each
 /// pattern takes as long as a rebuilt sheet: about this share of the sheets are patterns).
 const PATTERN_SHARE: f64 = 0.5;
-/// Share for emptying the last sheet into the others; the rest compacts the last sheet.
-const EMPTY_SHARE: f64 = 0.35;
 /// Share of the last sheet's compaction time that emptying it may borrow when the last sheet
 /// is empty (scaled down as it fills: a full last sheet lends nothing).
 const LENT_SHARE: f64 = 0.5;
-/// Share of the time left after the construction that this search takes when there are several
-/// sheets; the rest compacts the last sheet (`engine::compact_last_sheet`).
-pub(super) const SEARCH_SHARE: f64 = DENSIFY_SHARE + EMPTY_SHARE;
 /// The search's raster resolution, as a fraction of the final cells per part: every insertion
 /// costs a local search over the whole sheet, four times cheaper at half the resolution, for
 /// about half a point of utilisation (the last sheet is compacted at the full resolution).
@@ -202,15 +234,16 @@ impl SheetSearch<'_> {
         let s = &self.problem.settings;
         let t0 = Instant::now();
         let total = deadline.saturating_duration_since(t0);
-        let densify_end = t0 + total.mul_f64(DENSIFY_SHARE / SEARCH_SHARE);
         let n0 = construction.len();
+        let shares = TimeShares::for_sheets(n0);
+        let densify_end = t0 + total.mul_f64(shares.densify / shares.search());
         // an iteration budget is shared out by counts alone, never by the clock
         let densify_rounds = s
             .max_iterations
-            .map(|m| ((m as f64 * DENSIFY_SHARE) / (n0 - 1) as f64).ceil() as u64 + 1);
+            .map(|m| ((m as f64 * shares.densify) / (n0 - 1) as f64).ceil() as u64 + 1);
         let empty_rounds = s
             .max_iterations
-            .map(|m| ((m as f64 * EMPTY_SHARE) / (n0 - 1) as f64).ceil() as u64 + 1);
+            .map(|m| ((m as f64 * shares.empty) / (n0 - 1) as f64).ceil() as u64 + 1);
 
         let mut opener = SheetOpener::new(self.problem, res);
         let mut pool: Vec<Item> = construction
@@ -1338,6 +1371,21 @@ mod tests {
     use crate::geometry::{PartGeometry, Shape};
     use crate::nest2d::model::{KitRole, PartSpec, Settings, SheetSpec};
     use kerf_kernels::CpuEvaluator;
+
+    #[test]
+    fn time_shares_leave_the_last_sheet_some_compaction_and_large_jobs_more_rebuild() {
+        let small = TimeShares::for_sheets(MANY_SHEETS - 1);
+        for sheets in 2..200 {
+            let shares = TimeShares::for_sheets(sheets);
+            assert!(
+                shares.densify > 0.0 && shares.empty > 0.0,
+                "{sheets}: {shares:?}"
+            );
+            assert!(shares.search() < 1.0, "{sheets}: nothing left to compact");
+            assert!(shares.densify >= small.densify, "{sheets}: {shares:?}");
+        }
+        assert!(TimeShares::for_sheets(MANY_SHEETS).densify > small.densify);
+    }
 
     fn problem() -> Problem {
         Problem {
