@@ -8,7 +8,7 @@ use super::frame::Frame;
 use super::model::*;
 use super::raster::{blocked_cells, rasterize};
 use super::search::{fill, Budget, Compactor, Oriented, Pose, SheetArea};
-use super::sheets::{SheetSearch, TimeShares, SEARCH_RESOLUTION};
+use super::sheets::{SheetSearch, SEARCH_RESOLUTION};
 use super::verify::{
     nesting_geometry, part_spacing, placed_geometry, verify_layout, PlacedShape, Violation,
 };
@@ -271,8 +271,9 @@ fn nest_parts(
     }
 
     let search_cells = search_cells(s);
-    // several sheets: rebuild them one by one, each dense, and empty the last into the others;
-    // the last sheet's compaction below gets what time that leaves
+    // several sheets: rebuild them one by one, each dense, and empty the last into the others
+    // (the search takes its share of the time left, `sheets::TimeShares`); the last sheet's
+    // compaction below gets what time that leaves
     if filled.len() > 1 {
         let search = SheetSearch {
             problem: filled_in,
@@ -280,8 +281,6 @@ fn nest_parts(
             cancel,
             threads: search_threads(s),
         };
-        let left = deadline.saturating_duration_since(Instant::now());
-        let until = Instant::now() + left.mul_f64(TimeShares::for_sheets(filled.len()).search());
         // never finer than the construction could afford in its time (a big job's first fit
         // at a finer resolution alone would cost more than the time limit)
         let cells = cells_no_finer_than(filled_in, search_cells, filled[0].area.cell);
@@ -293,7 +292,7 @@ fn nest_parts(
         // (a rebuild must keep every part and whole kits only; its own passes see to both)
         let parts_of = |f: &[FilledSheet]| f.iter().map(|s| s.placed.len()).sum::<usize>();
         if let Some(better) = search
-            .improve(&filled, &res, until, deadline)
+            .improve(&filled, &res, deadline)
             .filter(|b| parts_of(b) == parts_of(&filled) && super::kits::all_whole(problem, b))
         {
             filled = better;

@@ -285,8 +285,9 @@ impl Budget<'_> {
     fn stopped(&self) -> bool {
         self.cancel.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
     }
-    /// Cancelled or out of time (checked between single moves).
-    fn past_deadline(&self) -> bool {
+    /// Cancelled or out of time (checked between single moves, and before an insertion sets
+    /// up its search: `SheetSearch::insert`).
+    pub fn past_deadline(&self) -> bool {
         self.stopped() || Instant::now() >= self.deadline
     }
     /// Past the deadline, stopped, or out of rounds (checked between strikes).

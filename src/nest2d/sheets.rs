@@ -79,21 +79,21 @@ const FIRST_FIT_SPEND: f64 = 0.03;
 /// How the time left after the construction is shared out: densifying every sheet but the last,
 /// emptying the last sheet into the others, and (the rest) compacting the last sheet
 /// (`engine::compact_last_sheet`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct TimeShares {
-    pub densify: f64,
-    pub empty: f64,
+#[derive(Clone, Copy, Debug)]
+struct TimeShares {
+    densify: f64,
+    empty: f64,
 }
 
 impl TimeShares {
     /// The shares for a job whose construction took `sheets` sheets. A job of `MANY_SHEETS` or
     /// more gives the rebuild more (0.7 against 0.5) and the emptying and the last sheet's
     /// compaction less (0.2 and 0.1 against 0.35 and 0.15): the rebuild's time is spread over
-    /// every sheet, the compaction's spent on one, and on a large job each rebuilt sheet got
-    /// too little to be made dense (trousers_x8 at 10 s: under a tenth of a second a sheet,
-    /// 29, 29 and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares; README,
-    /// large jobs).
-    pub(super) fn for_sheets(sheets: usize) -> Self {
+    /// every sheet, the compaction's spent on one (trousers_x8 at 10 s: 0.16 to 0.30 s for
+    /// each pattern and rebuilt sheet, about 4 s for compacting the last sheet alone; 29, 29
+    /// and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares; README, large
+    /// jobs).
+    fn for_sheets(sheets: usize) -> Self {
         if sheets >= MANY_SHEETS {
             Self {
                 densify: 0.7,
@@ -108,7 +108,7 @@ impl TimeShares {
     }
 
     /// The multi-sheet search's share (`SheetSearch::improve`): densifying and emptying.
-    pub(super) fn search(self) -> f64 {
+    fn search(self) -> f64 {
         self.densify + self.empty
     }
 }
@@ -216,16 +216,16 @@ impl SheetSearch<'_> {
         true
     }
 
-    /// Rebuilds the construction's sheets (all but the last compacted later) until `deadline`.
-    /// `None` when the rebuilt sheets are no better than the construction (or a sheet rule left
-    /// a part without a sheet): the caller keeps the construction.
-    /// `compaction_end`, the end of the time limit, bounds the time a light last sheet lends
-    /// to emptying it (`LENT_SHARE`).
+    /// Rebuilds the construction's sheets (all but the last compacted later) within its share
+    /// (`TimeShares`) of the time left before `compaction_end`, the end of the time limit, which
+    /// also bounds the time a light last sheet lends to emptying it (`LENT_SHARE`); the rest is
+    /// the last sheet's compaction. `None` when the rebuilt sheets are no better than the
+    /// construction (or a sheet rule left a part without a sheet): the caller keeps the
+    /// construction.
     pub(super) fn improve(
         &self,
         construction: &[FilledSheet],
         res: &Resolution,
-        deadline: Instant,
         compaction_end: Instant,
     ) -> Option<Vec<FilledSheet>> {
         if construction.len() < 2 {
@@ -233,10 +233,11 @@ impl SheetSearch<'_> {
         }
         let s = &self.problem.settings;
         let t0 = Instant::now();
-        let total = deadline.saturating_duration_since(t0);
         let n0 = construction.len();
         let shares = TimeShares::for_sheets(n0);
-        let densify_end = t0 + total.mul_f64(shares.densify / shares.search());
+        let left = compaction_end.saturating_duration_since(t0);
+        let densify_end = t0 + left.mul_f64(shares.densify);
+        let deadline = t0 + left.mul_f64(shares.search());
         // an iteration budget is shared out by counts alone, never by the clock
         let densify_rounds = s
             .max_iterations
@@ -608,6 +609,12 @@ impl SheetSearch<'_> {
         budget: &Budget,
         seed: u64,
     ) -> (bool, u64) {
+        // (setting the search up costs a tenth of a second on a large sheet even when it then
+        // stops at once: a ruin and recreate inserting its small parts one by one after the
+        // deadline ran a 10 s trousers_x8 job 1 s over its limit)
+        if budget.past_deadline() {
+            return (false, 0);
+        }
         let Some((lists, poses)) = self.with_item_added(sheet, item) else {
             return (false, 0);
         };
@@ -645,6 +652,9 @@ impl SheetSearch<'_> {
         budget: &Budget,
         seed: u64,
     ) -> Option<Vec<Item>> {
+        if budget.past_deadline() {
+            return None; // (as in `insert`)
+        }
         let limit = EVICT_RATIO * self.item_area(&item);
         self.insert_pushing(sheet, item, budget, seed, limit)
             .or_else(|| self.ruin_and_recreate(sheet, item, budget, seed, limit))
