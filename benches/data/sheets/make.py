@@ -2,7 +2,7 @@
 """Builds the multi-sheet instances of `kerf bench sheets` from the ESICUP strip instances in
 ../nest2d: each item's demand multiplied, the strip replaced by a list of sheets of the strip's
 height (quantity 0: as many as needed). Run from this directory; it rewrites the JSON files here
-and in ../sheets-large."""
+and in ../sheets-large and ../sheets-other."""
 import json
 
 # name, source, demand factor, sheets [(id, width, quantity)] (height: the strip's)
@@ -37,7 +37,29 @@ LARGE = [
     ("jakobs1_x30", "jakobs1", 30, [("S15", 15.0, 0)]),
 ]
 
-for out_dir, instances in [(".", INSTANCES), ("../sheets-large", LARGE)]:
+# other sheet lengths (`../sheets-other`): the same parts at other demands, on sheets shorter or
+# longer against the parts than above (dagli on 30 x 60 where dagli_x4 has 40 x 60, fu on 15 x 38
+# where fu_x6 has 20 x 38, albano on 4000 x 4900 where albano_x3 has 6000 x 4900); added in the twenty-second session as a check on the general
+# case and measured before anything was changed for them (README, multi-sheet benchmarks)
+OTHER = [
+    ("albano_x5", "albano", 5, [("S4000", 4000.0, 0)]),
+    ("dagli_x6", "dagli", 6, [("S30", 30.0, 0)]),
+    ("fu_x10", "fu", 10, [("S15", 15.0, 0)]),
+    ("gardeyn1_x5", "gardeyn1", 5, [("S8000", 8000.0, 0)]),
+    ("jakobs1_x10", "jakobs1", 10, [("S20", 20.0, 0)]),
+    ("mao_x6", "mao", 6, [("S1000", 1000.0, 0)]),
+    ("marques_x6", "marques", 6, [("S50", 50.0, 0)]),
+    ("shapes1_x5", "shapes1", 5, [("S20", 20.0, 0)]),
+    ("shirts_x4", "shirts", 4, [("S30", 30.0, 0)]),
+    ("swim_x5", "swim", 5, [("S2000", 2000.0, 0)]),
+    ("trousers_x4", "trousers", 4, [("S60", 60.0, 0)]),
+]
+
+for out_dir, instances in [
+    (".", INSTANCES),
+    ("../sheets-large", LARGE),
+    ("../sheets-other", OTHER),
+]:
     for name, source, factor, sheets in instances:
         with open(f"../nest2d/{source}.json") as f:
             inst = json.load(f)
