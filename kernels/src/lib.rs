@@ -89,7 +89,9 @@ pub trait Evaluator: Send + Sync {
     }
 
     /// For each candidate, the number of set cells of `occ` it covers at every position of its
-    /// bounds (cells outside the grid count as set), row-major (y outer, x inner).
+    /// bounds (cells outside the grid count as set), row-major (y outer, x inner). (The engine
+    /// no longer calls it: an inserted part's start is found by line scans, `best_on_lines`,
+    /// far cheaper on a large sheet; `kerf bench kernels` still measures it.)
     fn occupancy_overlap_maps(&self, occ: &Occupancy, candidates: &[Candidate]) -> Vec<Vec<u32>>;
 
     /// For each candidate, its weighted overlap with `others` (sum of weight x shared cells) at
