@@ -277,17 +277,23 @@ pub fn least_overlap_pose(
     let mut best: Option<(u64, i32, i32, usize)> = None;
     for ((oi, c), b) in lines.iter().zip(&bests) {
         let Some(b) = b else { continue };
-        let (gx, gy) = if c.dims().1 == 1 {
-            (c.bounds.x_lo + b.at as i32, c.bounds.y_lo)
-        } else {
-            (c.bounds.x_lo, c.bounds.y_lo + b.at as i32)
-        };
+        let (gx, gy) = position_on(c, b.at);
         let key = (b.value, gx, gy, *oi);
         if best.is_none_or(|k| key < k) {
             best = Some(key);
         }
     }
     best.map(|(_, gx, gy, orient)| Pose { orient, gx, gy })
+}
+
+/// The cell of position `at` along a line of positions (a row, or a column).
+fn position_on(line: &Candidate, at: u32) -> (i32, i32) {
+    let b = line.bounds;
+    if line.dims().1 == 1 {
+        (b.x_lo + at as i32, b.y_lo)
+    } else {
+        (b.x_lo, b.y_lo + at as i32)
+    }
 }
 
 /// Stop conditions shared by every search thread.
@@ -641,11 +647,7 @@ impl<'a> Compactor<'a> {
         for ((oi, c), b) in lines.iter().zip(bests) {
             let Some(b) = b else { continue };
             if best.is_none_or(|(v, _)| b.value < v) {
-                let (gx, gy) = if c.dims().1 == 1 {
-                    (c.bounds.x_lo + b.at as i32, c.bounds.y_lo)
-                } else {
-                    (c.bounds.x_lo, c.bounds.y_lo + b.at as i32)
-                };
+                let (gx, gy) = position_on(c, b.at);
                 best = Some((
                     b.value,
                     Pose {
