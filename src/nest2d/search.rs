@@ -101,6 +101,15 @@ impl SheetArea {
         };
         (b.x_lo <= b.x_hi && b.y_lo <= b.y_hi).then_some(b)
     }
+    /// The blocked cells as a shape of a scene (`Evaluator::best_on_lines`), in pose
+    /// coordinates: `None` on a plain rectangular sheet.
+    fn blocked_shape(&self) -> Option<Shape<'_>> {
+        self.blocked.as_ref().map(|raster| Shape {
+            raster,
+            x: -self.margin,
+            y: -self.margin,
+        })
+    }
     fn grid_size(&self) -> (u32, u32) {
         (
             ((self.x1 / self.cell).ceil() as i32 + 2 * self.margin + 2) as u32,
@@ -203,12 +212,12 @@ pub fn fill(
 /// overlap with `placed` (the sheet's parts) and the sheet's blocked cells, each cell counted
 /// once per shape over it, over `LINES` rows and as many columns of positions, evenly spaced
 /// across the usable area, in every orientation; at equal overlap the smallest x wins, then
-/// the smallest y (the left-most start: the old table's rule, and denser). One batch of the
-/// moves' own kernel (`Evaluator::best_on_lines`; one dispatch on the GPU), which scans a line
-/// in time of the parts within its reach: on trousers_x8's sheets 0.8 ms a start (median)
-/// against 45 ms for the occupancy table and its overlap map cell by cell that it replaces
-/// (twenty-second session; README, large jobs). A whole map would cost far more for a start
-/// that the local search moves anyway.
+/// the smallest y (the left-most start, as the occupancy table it replaces had it). One batch
+/// of the moves' own kernel (`Evaluator::best_on_lines`; one dispatch on the GPU), which scans
+/// a line in time of the parts within its reach: on trousers_x8's sheets 0.8 ms a start
+/// (median) against 45 ms for that table's overlap map, cell by cell (twenty-second session;
+/// README, large jobs). A whole map would cost far more for a start that the local search
+/// moves anyway.
 pub fn least_overlap_pose(
     eval: &dyn Evaluator,
     area: &SheetArea,
@@ -216,14 +225,7 @@ pub fn least_overlap_pose(
     orients: &[Oriented],
 ) -> Option<Pose> {
     const LINES: i32 = 24;
-    let mut scene: Vec<Shape> = placed.to_vec();
-    if let Some(b) = &area.blocked {
-        scene.push(Shape {
-            raster: b,
-            x: -area.margin,
-            y: -area.margin,
-        });
-    }
+    let scene: Vec<Shape> = placed.iter().copied().chain(area.blocked_shape()).collect();
     let mut lines: Vec<(usize, Candidate)> = Vec::new();
     for (oi, o) in orients.iter().enumerate() {
         let Some(b) = area.bounds(o, f64::INFINITY) else {
@@ -236,37 +238,23 @@ pub fn least_overlap_pose(
             v.dedup();
             v
         };
-        for y in spread(b.y_lo, b.y_hi) {
-            let bounds = Bounds {
-                y_lo: y,
-                y_hi: y,
-                ..b
-            };
-            lines.push((
-                oi,
-                Candidate {
-                    raster: &o.raster,
-                    bounds,
-                },
-            ));
-        }
-        for x in spread(b.x_lo, b.x_hi) {
-            let bounds = Bounds {
-                x_lo: x,
-                x_hi: x,
-                ..b
-            };
-            lines.push((
-                oi,
-                Candidate {
-                    raster: &o.raster,
-                    bounds,
-                },
-            ));
+        let rows = spread(b.y_lo, b.y_hi).into_iter().map(|y| Bounds {
+            y_lo: y,
+            y_hi: y,
+            ..b
+        });
+        let cols = spread(b.x_lo, b.x_hi).into_iter().map(|x| Bounds {
+            x_lo: x,
+            x_hi: x,
+            ..b
+        });
+        for bounds in rows.chain(cols) {
+            let raster = &o.raster;
+            lines.push((oi, Candidate { raster, bounds }));
         }
     }
     if lines.is_empty() {
-        return None;
+        return None; // (no orientation fits the sheet: no batch is sent)
     }
     let mover = Mover {
         weights: vec![1; scene.len()],
@@ -716,13 +704,7 @@ impl<'a> Compactor<'a> {
                 });
             }
         }
-        if let Some(b) = &self.area.blocked {
-            v.push(Shape {
-                raster: b,
-                x: -self.area.margin,
-                y: -self.area.margin,
-            });
-        }
+        v.extend(self.area.blocked_shape());
         v
     }
 

@@ -38,9 +38,10 @@ LARGE = [
 ]
 
 # other sheet lengths (`../sheets-other`): the same parts at other demands, on sheets shorter or
-# longer against the parts than above (dagli on 30 x 60 where dagli_x4 has 40 x 60, fu on 15 x 38
-# where fu_x6 has 20 x 38, albano on 4000 x 4900 where albano_x3 has 6000 x 4900); added in the twenty-second session as a check on the general
-# case and measured before anything was changed for them (README, multi-sheet benchmarks)
+# longer against the parts than above (dagli on 30 x 60 where dagli_x4 has 40 x 60, fu on
+# 15 x 38 where fu_x6 has 20 x 38, albano on 4000 x 4900 where albano_x3 has 6000 x 4900);
+# added in the twenty-second session as a check on the general case and measured before
+# anything was changed for them (README, multi-sheet benchmarks)
 OTHER = [
     ("albano_x5", "albano", 5, [("S4000", 4000.0, 0)]),
     ("dagli_x6", "dagli", 6, [("S30", 30.0, 0)]),
