@@ -599,7 +599,7 @@ pub(super) enum PlacingOrder {
     /// shorten as it fills, so a part that needs a long row must go on while there is one: with
     /// area first, trousers_x2's 44 x 5 and 57 x 5 strips came after every big part, found no
     /// row on any sheet and made a seventh; longest first they go onto the sheets as they are
-    /// built (6 sheets at 2 of 7 seeds against 1 of 7; README, Benchmarks).
+    /// built (6 sheets at 2 of 7 seeds against 1 of 7; benches/history/multi-sheet.md).
     LongestSide,
 }
 

@@ -302,7 +302,7 @@ impl std::str::FromStr for Moves {
 /// adds `extra` to the cost of covering it, so that a part pushed out of a deep overlap gains
 /// more than one sliding along a shallow one. Cells along the outline cost 1, as every cell
 /// does without levels. Off by default: measured less dense at equal time on the CPU and on
-/// the GPU (README, "Benchmarks").
+/// the GPU (benches/history/strip.md and gpu.md).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DepthLevels(Vec<(f64, u32)>);
 

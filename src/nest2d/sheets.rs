@@ -24,7 +24,7 @@
 //!    Kinds refused are retried with more rounds. A share placed whole lets the rest of the
 //!    pool in. (An earlier step first compacted the share in the sheet and two more behind
 //!    walls and kept what ended on the first: no better at 60 s, worse at 10 and 30 s, where
-//!    it took the time the insertions need; README, Benchmarks.)
+//!    it took the time the insertions need; benches/history/multi-sheet.md.)
 //! 3. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
 //! 4. **Empty the last sheet** into the others (the rebuild's, or the construction's when that
 //!    ranks better: on jobs of distinct parts a sheet's share is the whole pool and the
@@ -91,7 +91,7 @@ impl TimeShares {
     /// compaction less (0.2 and 0.1 against 0.35 and 0.15): the rebuild's time is spread over
     /// every sheet, the compaction's spent on one (trousers_x8 at 10 s: 0.16 to 0.30 s for
     /// each pattern and rebuilt sheet, about 4 s for compacting the last sheet alone; 29, 29
-    /// and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares; README, large
+    /// and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares; benches/history/multi-sheet.md, large
     /// jobs).
     fn for_sheets(sheets: usize) -> Self {
         if sheets >= MANY_SHEETS {
@@ -359,7 +359,7 @@ impl SheetSearch<'_> {
         }
 
         // the rebuild's sheets may hold less than the construction's first fit (jobs of
-        // distinct parts, where every sheet's share is the whole pool: gardeyn3_x1, README): the
+        // distinct parts, where every sheet's share is the whole pool: gardeyn3_x1, benches/history/multi-sheet.md): the
         // better of the two is emptied
         if self.rank(construction) < self.rank(&done) {
             tracing::debug!("emptying the construction's last sheet");
@@ -487,7 +487,7 @@ impl SheetSearch<'_> {
     /// inserted where it overlaps least and the guided local search moves the sheet's parts
     /// until nothing overlaps, or gives up, and the part is taken back out. While the sheet has
     /// a share, only the share's parts are tried; once no kind of the share is left to try
-    /// (all on the sheet, refused, or too big for the room left), the whole pool (README,
+    /// (all on the sheet, refused, or too big for the room left), the whole pool (benches/history/multi-sheet.md,
     /// large jobs: before the fifteenth session a refused share ended the densification).
     fn densify_one(
         &self,
@@ -1115,7 +1115,7 @@ impl SheetSearch<'_> {
     /// The threads' seeds come from `seed` (the pass and the sheet) alone, not from the job's
     /// seed as `densify`'s do. Deriving them from the job's seed too was measured (60 s,
     /// gardeyn3_x1): 5 sheets / 4.17 at job seeds 1 to 4, against 3.99, 4.09, 4.10 and 4.09;
-    /// not understood, so left as it was (README, issue 14).
+    /// not understood, so left as it was (benches/history/multi-sheet.md, issue 14).
     fn press(&self, sheet: &FilledSheet, slice: Slice, seed: u64) -> FilledSheet {
         if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
             return sheet.clone();
@@ -1255,7 +1255,7 @@ impl Quota {
     /// gets one copy with the probability it is expected, drawn from `rng`, instead of one
     /// copy always: rounded up, every early sheet took one, the rare kinds were gone after a
     /// third of trousers_x8's sheets, and its last sheets held the common kinds alone at 66 to
-    /// 73 % (README, large jobs). A pool of rare kinds only (distinct parts) is shared out
+    /// 73 % (benches/history/multi-sheet.md, large jobs). A pool of rare kinds only (distinct parts) is shared out
     /// rounded up as before: the whole pool, from which the sheet's first fit chooses; so are
     /// the parts of assemblies and parts above the pool's lowest priority.
     fn share(problem: &Problem, pool: &[Item], capacity: f64, rng: &mut Rng) -> Quota {

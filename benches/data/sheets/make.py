@@ -29,7 +29,7 @@ INSTANCES = [
 ]
 
 # large jobs (`../sheets-large`): many sheets, where each sheet gets well under a second of a
-# 60 s limit; measured, not tuned on (README, multi-sheet benchmarks)
+# 60 s limit; measured, not tuned on (benches/history/multi-sheet.md)
 LARGE = [
     ("shirts_x10", "shirts", 10, [("S20", 20.0, 0)]),
     ("trousers_x8", "trousers", 8, [("S88", 88.5, 0)]),
@@ -41,7 +41,7 @@ LARGE = [
 # longer against the parts than above (dagli on 30 x 60 where dagli_x4 has 40 x 60, fu on
 # 15 x 38 where fu_x6 has 20 x 38, albano on 4000 x 4900 where albano_x3 has 6000 x 4900);
 # added in the twenty-second session as a check on the general case and measured before
-# anything was changed for them (README, multi-sheet benchmarks)
+# anything was changed for them (benches/history/multi-sheet.md)
 OTHER = [
     ("albano_x5", "albano", 5, [("S4000", 4000.0, 0)]),
     ("dagli_x6", "dagli", 6, [("S30", 30.0, 0)]),

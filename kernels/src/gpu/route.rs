@@ -7,7 +7,7 @@
 //! sixteenth session) was tuned once on an H100 with one search per GPU; the crossover moves
 //! with the GPU, the host's cores, how many searches share the GPU and how fast the CPU twin
 //! is (an H200 came out 0.30 points behind the CPU after the CPU line scan took about 7 % less
-//! time, the likely cause; README). So by default (`Routing::Measured`) each kind of call and
+//! time, the likely cause; benches/history/gpu.md). So by default (`Routing::Measured`) each kind of call and
 //! each power of two of work keeps the wall time of both paths, and a call takes the path
 //! expected to be cheaper for calls of its size: its mean there, or scaled from the nearest
 //! size where it was timed. The threshold decides only a kind's first calls, until one path has

@@ -261,7 +261,7 @@ impl SheetSearch<'_> {
                         // those worth most to the plan per unit of area first, not the
                         // longest: in pool order, trousers_x8's longer big kind opened every
                         // such pattern, four of it to two of the other, and its last sheets
-                        // held the other alone (README, large jobs)
+                        // held the other alone (benches/history/multi-sheet.md, large jobs)
                         by_worth(problem, &kinds, &duals, &mut bigs);
                         let slice = part_of(start, BIG_FIRST_SHARE);
                         sheet = self.densify(sheet, &mut bigs, None, slice, salt ^ 0xb16);
@@ -309,7 +309,7 @@ impl SheetSearch<'_> {
         let mut planned = Vec::new();
         let columns: Vec<Column> = patterns.iter().map(column).collect();
         // what the LP mixes, and at what prices: a kind alone among the columns used is a kind
-        // that no dense pattern carries enough of (README, large jobs)
+        // that no dense pattern carries enough of (benches/history/multi-sheet.md, large jobs)
         for &(j, x) in &solution {
             tracing::debug!(
                 pattern = j,
@@ -515,7 +515,7 @@ fn best_opening<'o>(
 /// ones (its patterns took the small ones first), and a share of them first-fitted holds fewer than
 /// the plan found a sheet takes (trousers_x8: five of its legs where an opening holds six).
 /// The kinds' mix is not weighed: the fullest opening is taken while the pool fills it, so its
-/// kinds run out first (README, Benchmarks, large jobs: a next step).
+/// kinds run out first (benches/history/multi-sheet.md, large jobs: a next step).
 pub(super) fn fuller_opening(
     problem: &crate::nest2d::Problem,
     first_fit: FilledSheet,
