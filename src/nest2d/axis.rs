@@ -10,9 +10,9 @@
 //! on 20-long sheets (turning by 180 degrees only), so a fill along the length stacks a column
 //! of 13-long parts and leaves a 7-wide column that few parts fit; filled along the height,
 //! each row takes a big part and small ones beside it (shirts_x10: 35 sheets instead of 37 or 38;
-//! benches/history/multi-sheet.md). The choice is made on the construction's first, coarsest pass (a
-//! quarter of the final resolution where that is at least 8 cells per part), which costs
-//! little next to the search, and never on the clock, so an iteration budget still repeats.
+//! benches/history/multi-sheet.md). The choice is made on the construction's first, coarsest pass
+//! (a quarter of the final resolution where that is at least 8 cells per part), which costs little
+//! next to the search, and never on the clock, so an iteration budget still repeats.
 
 use super::engine::{
     cells_no_finer_than, fill_sheets, no_deadline, resolution, sort_for_placing, FilledSheet, Item,
@@ -83,7 +83,8 @@ pub(super) fn better_across(
 /// The insertions matter for long parts that turn by 180 degrees only: a first fit along the
 /// sheet's length stacks them where they leave no row for the last ones, while the sheet,
 /// filled across, held them at two thirds of its area and so spanned its whole length along
-/// the asked direction (trousers_x8's and shirts_x10's last sheets, benches/history/multi-sheet.md).
+/// the asked direction (trousers_x8's and shirts_x10's last sheets,
+/// benches/history/multi-sheet.md).
 pub(super) fn last_sheet_as_asked(
     search: &SheetSearch,
     last: &FilledSheet,

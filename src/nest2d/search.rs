@@ -216,8 +216,8 @@ pub fn fill(
 /// of the moves' own kernel (`Evaluator::best_on_lines`; one dispatch on the GPU), which scans
 /// a line in time of the parts within its reach: on trousers_x8's sheets 0.8 ms a start
 /// (median) against 45 ms for that table's overlap map, cell by cell (twenty-second session;
-/// benches/history/multi-sheet.md, large jobs). A whole map would cost far more for a start that the local search
-/// moves anyway.
+/// benches/history/multi-sheet.md, large jobs). A whole map would cost far more for a start that
+/// the local search moves anyway.
 pub fn least_overlap_pose(
     eval: &dyn Evaluator,
     area: &SheetArea,
@@ -319,9 +319,9 @@ const FOCUS_STEP_DIVISOR: u32 = 32;
 /// raster whose positions lie within `b`: `FOCUS_ROWS` rows either side of its own row, a step
 /// apart, each reaching `FOCUS_REACH` steps either side of its column. A part that overlaps a
 /// neighbour along a slanted edge leaves it by moving along both axes at once, which neither
-/// the row nor the column through its place offers in one move. Measured (benches/history/strip.md, issue 20)
-/// over 52 runs of 20 and 60 s against the lines alone: the mean within the spread (+0.03), at
-/// 5 to 30 % fewer strikes; shapes1 up in every pair (+1.1).
+/// the row nor the column through its place offers in one move. Measured (benches/history/strip.md,
+/// issue 20) over 52 runs of 20 and 60 s against the lines alone: the mean within the spread
+/// (+0.03), at 5 to 30 % fewer strikes; shapes1 up in every pair (+1.1).
 fn focus_rows(
     raster: &PartRaster,
     b: Bounds,

@@ -91,8 +91,8 @@ impl TimeShares {
     /// compaction less (0.2 and 0.1 against 0.35 and 0.15): the rebuild's time is spread over
     /// every sheet, the compaction's spent on one (trousers_x8 at 10 s: 0.16 to 0.30 s for
     /// each pattern and rebuilt sheet, about 4 s for compacting the last sheet alone; 29, 29
-    /// and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares; benches/history/multi-sheet.md, large
-    /// jobs).
+    /// and 28 sheets at seeds 1 to 3 against 27, 26 and 28 with these shares;
+    /// benches/history/multi-sheet.md, large jobs).
     fn for_sheets(sheets: usize) -> Self {
         if sheets >= MANY_SHEETS {
             Self {
@@ -359,8 +359,8 @@ impl SheetSearch<'_> {
         }
 
         // the rebuild's sheets may hold less than the construction's first fit (jobs of
-        // distinct parts, where every sheet's share is the whole pool: gardeyn3_x1, benches/history/multi-sheet.md): the
-        // better of the two is emptied
+        // distinct parts, where every sheet's share is the whole pool: gardeyn3_x1,
+        // benches/history/multi-sheet.md): the better of the two is emptied
         if self.rank(construction) < self.rank(&done) {
             tracing::debug!("emptying the construction's last sheet");
             done = construction.to_vec();
@@ -487,8 +487,9 @@ impl SheetSearch<'_> {
     /// inserted where it overlaps least and the guided local search moves the sheet's parts
     /// until nothing overlaps, or gives up, and the part is taken back out. While the sheet has
     /// a share, only the share's parts are tried; once no kind of the share is left to try
-    /// (all on the sheet, refused, or too big for the room left), the whole pool (benches/history/multi-sheet.md,
-    /// large jobs: before the fifteenth session a refused share ended the densification).
+    /// (all on the sheet, refused, or too big for the room left), the whole pool
+    /// (benches/history/multi-sheet.md, large jobs: before the fifteenth session a refused share
+    /// ended the densification).
     fn densify_one(
         &self,
         mut sheet: FilledSheet,
@@ -1255,9 +1256,9 @@ impl Quota {
     /// gets one copy with the probability it is expected, drawn from `rng`, instead of one
     /// copy always: rounded up, every early sheet took one, the rare kinds were gone after a
     /// third of trousers_x8's sheets, and its last sheets held the common kinds alone at 66 to
-    /// 73 % (benches/history/multi-sheet.md, large jobs). A pool of rare kinds only (distinct parts) is shared out
-    /// rounded up as before: the whole pool, from which the sheet's first fit chooses; so are
-    /// the parts of assemblies and parts above the pool's lowest priority.
+    /// 73 % (benches/history/multi-sheet.md, large jobs). A pool of rare kinds only (distinct
+    /// parts) is shared out rounded up as before: the whole pool, from which the sheet's first fit
+    /// chooses; so are the parts of assemblies and parts above the pool's lowest priority.
     fn share(problem: &Problem, pool: &[Item], capacity: f64, rng: &mut Rng) -> Quota {
         let total: f64 = pool
             .iter()

@@ -8,8 +8,9 @@
 //! packed against the bottom edge leave their gaps at the top: the slide runs with the lifts and
 //! without (moves at the part's own height only), settling down and settling up, and keeps the
 //! layout that ends nearest the start, in rounds, each from the best layout of the round before
-//! (measured in benches/history/strip.md: settling up won the first round on shirts and swim, the lifts lose
-//! on dagli). Every accepted move keeps the layout valid, so the slide can stop at any time.
+//! (measured in benches/history/strip.md: settling up won the first round on shirts and swim, the
+//! lifts lose on dagli). Every accepted move keeps the layout valid, so the slide can stop at any
+//! time.
 
 use super::verify::{geometries_conflict, TOLERANCE};
 use crate::geometry::{Affine, BBox, PartGeometry, Point};

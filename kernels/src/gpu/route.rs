@@ -7,17 +7,17 @@
 //! sixteenth session) was tuned once on an H100 with one search per GPU; the crossover moves
 //! with the GPU, the host's cores, how many searches share the GPU and how fast the CPU twin
 //! is (an H200 came out 0.30 points behind the CPU after the CPU line scan took about 7 % less
-//! time, the likely cause; benches/history/gpu.md). So by default (`Routing::Measured`) each kind of call and
-//! each power of two of work keeps the wall time of both paths, and a call takes the path
-//! expected to be cheaper for calls of its size: its mean there, or scaled from the nearest
+//! time, the likely cause; benches/history/gpu.md). So by default (`Routing::Measured`) each kind
+//! of call and each power of two of work keeps the wall time of both paths, and a call takes the
+//! path expected to be cheaper for calls of its size: its mean there, or scaled from the nearest
 //! size where it was timed. The threshold decides only a kind's first calls, until one path has
 //! been timed `MIN_SAMPLES` times at some size. The path not taken is timed again now and then
 //! (every `REFRESH_CALLS` calls of its size), since the cost of a dispatch changes when other
-//! searches start sharing the GPU. What that exploration costs beyond the cheaper path is paid
-//! from a budget (`EXPLORE_ALLOWANCE` plus `EXPLORE_SHARE` of the time spent in calls; one
-//! exploring call at a time, which may overrun it), except where the other path is expected to cost
-//! at most `CHEAP_EXPLORE` times the cheaper one's. So a GPU slower at every size (lavapipe)
-//! costs a search a few percent, and one that becomes cheaper is found again.
+//! searches start sharing the GPU. What that exploration costs beyond the cheaper path is paid from
+//! a budget (`EXPLORE_ALLOWANCE` plus `EXPLORE_SHARE` of the time spent in calls; one exploring
+//! call at a time, which may overrun it), except where the other path is expected to cost at most
+//! `CHEAP_EXPLORE` times the cheaper one's. So a GPU slower at every size (lavapipe) costs a search
+//! a few percent, and one that becomes cheaper is found again.
 
 use std::sync::Mutex;
 use std::time::Duration;
