@@ -591,19 +591,19 @@ impl SheetSearch<'_> {
             return None;
         }
         let orients = sheet.table[item.part].as_slice();
-        let placed: Vec<Shape> = sheet
-            .placed
+        let mut lists = sheet.orientation_lists();
+        let mut poses = sheet.poses();
+        let placed: Vec<Shape> = lists
             .iter()
-            .map(|(i, p)| Shape {
-                raster: &sheet.table[i.part][p.orient].raster,
+            .zip(&poses)
+            .map(|(o, p)| Shape {
+                raster: &o[p.orient].raster,
                 x: p.gx,
                 y: p.gy,
             })
             .collect();
         let pose = least_overlap_pose(self.eval, &sheet.area, &placed, orients)?;
-        let mut lists = sheet.orientation_lists();
         lists.push(orients);
-        let mut poses = sheet.poses();
         poses.push(pose);
         Some((lists, poses))
     }
