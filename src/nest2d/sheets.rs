@@ -137,6 +137,11 @@ const BUDGETED_PASSES: u64 = 4;
 const MAX_IDLE_PASSES: u32 = 2;
 /// Share of a sheet's slice in an emptying pass for pressing it (the rest inserts parts).
 const PRESS_SHARE: f64 = 0.5;
+/// Share of what is left of a sheet's slice for pressing it each time every kind tried on it was
+/// refused, before they are all tried again with more rounds: the press gathers the free room
+/// left between parts into one region at the sheet's end, where the next insertion's start and
+/// its local search find it (benches/history/multi-sheet.md, issue 14, twenty-fourth session).
+const REFUSED_PRESS_SHARE: f64 = 0.3;
 /// The order of the pool, and so of each sheet's first fit: the longest parts first, while the
 /// sheet being built still has long free rows (`PlacingOrder::LongestSide`).
 const ORDER: PlacingOrder = PlacingOrder::LongestSide;
@@ -157,6 +162,9 @@ struct Slice {
     rounds: Option<u64>,
     /// How often every refused kind is tried again, each time with twice the rounds.
     retries: u32,
+    /// Whether the sheet is pressed before each such retry (`REFUSED_PRESS_SHARE`): not for a
+    /// pattern (`patterns`), where it cost shapes1_x5 a sheet at two seeds.
+    press_refused: bool,
 }
 
 impl Slice {
@@ -320,6 +328,7 @@ impl SheetSearch<'_> {
                     deadline: Instant::now() + left.div_f64(sheets_left.max(1) as f64),
                     rounds: densify_rounds,
                     retries: MAX_RETRIES,
+                    press_refused: true,
                 };
                 let mut dense =
                     self.densify(sheet, &mut pool, Some(quota), slice, done.len() as u64);
@@ -489,7 +498,8 @@ impl SheetSearch<'_> {
     /// a share, only the share's parts are tried; once no kind of the share is left to try
     /// (all on the sheet, refused, or too big for the room left), the whole pool
     /// (benches/history/multi-sheet.md, large jobs: before the fifteenth session a refused share
-    /// ended the densification).
+    /// ended the densification). When every kind tried was refused, the sheet is pressed
+    /// (`REFUSED_PRESS_SHARE` of its time left) and they are all tried again with more rounds.
     fn densify_one(
         &self,
         mut sheet: FilledSheet,
@@ -540,7 +550,25 @@ impl SheetSearch<'_> {
                 if refused.is_empty() || insert_rounds >= INSERT_ROUNDS << slice.retries {
                     break;
                 }
-                // every kind was refused: try them all again, each with more rounds
+                // every kind was refused: press the sheet (where the slice asks for it), then
+                // try them all again, each with more rounds (under an iteration budget the press takes an insertion's rounds,
+                // counted as the insertions' are)
+                if slice.press_refused {
+                    let left = slice.deadline.saturating_duration_since(Instant::now());
+                    let budget = Budget {
+                        deadline: Instant::now() + left.mul_f64(REFUSED_PRESS_SHARE),
+                        cancel: self.cancel.flag(),
+                        stop: &stop,
+                        max_rounds: slice
+                            .rounds
+                            .map(|r| r.saturating_sub(rounds_used).min(INSERT_ROUNDS)),
+                    };
+                    let (pressed, rounds) = self.press_alone(&sheet, &budget, seed);
+                    rounds_used += rounds;
+                    if let Some(pressed) = pressed {
+                        sheet = pressed;
+                    }
+                }
                 refused.clear();
                 insert_rounds *= 2;
                 continue;
@@ -882,6 +910,7 @@ impl SheetSearch<'_> {
                     rounds,
                     // passes repeat, and swaps between them change the sheets: one retry
                     retries: EMPTYING_RETRIES,
+                    press_refused: true,
                 };
                 let salt = 1_000_003 + pass * 1009 + k as u64;
                 // half of the sheet's slice presses it, so that its free room is one region at
@@ -1118,28 +1147,13 @@ impl SheetSearch<'_> {
     /// gardeyn3_x1): 5 sheets / 4.17 at job seeds 1 to 4, against 3.99, 4.09, 4.10 and 4.09;
     /// not understood, so left as it was (benches/history/multi-sheet.md, issue 14).
     fn press(&self, sheet: &FilledSheet, slice: Slice, seed: u64) -> FilledSheet {
-        if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
-            return sheet.clone();
-        }
-        let lists = sheet.orientation_lists();
-        let start = sheet.poses();
-        let moves = self.problem.settings.move_set();
         let stop = AtomicBool::new(false);
         let budget = slice.budget(self.cancel, &stop);
-        let outcomes: Vec<(f64, Vec<Pose>)> = std::thread::scope(|scope| {
+        let outcomes: Vec<Option<Compacted>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..self.threads)
                 .map(|t| {
-                    let (lists, start, budget) = (lists.clone(), start.clone(), &budget);
-                    let seed = seed.wrapping_add(t as u64 * 7919);
-                    scope.spawn(move || {
-                        let mut c =
-                            Compactor::new(self.eval, &sheet.area, lists, start, seed, moves);
-                        if c.total_overlap() > 0 {
-                            return (f64::INFINITY, Vec::new());
-                        }
-                        c.compact(budget, |_, _| {});
-                        (c.used_length(), c.poses().to_vec())
-                    })
+                    let (budget, seed) = (&budget, seed.wrapping_add(t as u64 * 7919));
+                    scope.spawn(move || self.compacted(sheet, budget, seed))
                 })
                 .collect();
             handles
@@ -1147,28 +1161,72 @@ impl SheetSearch<'_> {
                 .map(|h| h.join().expect("press thread panicked"))
                 .collect()
         });
-        let from = sheet.used_length();
-        let mut best = (from - 1e-9, None);
-        for (len, poses) in outcomes {
-            if len < best.0 {
-                best = (len, Some(poses));
+        let mut best: Option<Compacted> = None;
+        for c in outcomes.into_iter().flatten() {
+            if best.as_ref().is_none_or(|b| c.length < b.length) {
+                best = Some(c);
             }
         }
-        let Some(poses) = best.1 else {
-            return sheet.clone();
-        };
+        best.and_then(|c| self.pressed(sheet, c))
+            .unwrap_or_else(|| sheet.clone())
+    }
+
+    /// `press` on the calling thread alone (a densifying thread's own press): the pressed
+    /// sheet, `None` when the press did not shorten it, and the local-search rounds it took.
+    fn press_alone(
+        &self,
+        sheet: &FilledSheet,
+        budget: &Budget,
+        seed: u64,
+    ) -> (Option<FilledSheet>, u64) {
+        match self.compacted(sheet, budget, seed) {
+            Some(c) => {
+                let rounds = c.rounds;
+                (self.pressed(sheet, c), rounds)
+            }
+            None => (None, 0),
+        }
+    }
+
+    /// The sheet's layout compacted towards its start by one compactor with `seed`; `None`
+    /// when the sheet holds too few or too many parts to compact, or its layout overlaps on the
+    /// search's raster.
+    fn compacted(&self, sheet: &FilledSheet, budget: &Budget, seed: u64) -> Option<Compacted> {
+        if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
+            return None;
+        }
+        let moves = self.problem.settings.move_set();
+        let (lists, start) = (sheet.orientation_lists(), sheet.poses());
+        let mut c = Compactor::new(self.eval, &sheet.area, lists, start, seed, moves);
+        if c.total_overlap() > 0 {
+            return None;
+        }
+        c.compact(budget, |_, _| {});
+        Some(Compacted {
+            length: c.used_length(),
+            poses: c.poses().to_vec(),
+            rounds: c.rounds(),
+        })
+    }
+
+    /// The sheet with its parts where `c` put them, `None` unless that shortens it.
+    fn pressed(&self, sheet: &FilledSheet, c: Compacted) -> Option<FilledSheet> {
+        let from = sheet.used_length();
+        if c.length >= from - 1e-9 {
+            return None;
+        }
         tracing::debug!(
             from,
-            to = best.0,
+            to = c.length,
             utilisation = self.utilisation(sheet),
             "pressed"
         );
         let mut pressed = sheet.clone();
         pressed.nudges.clear();
-        for ((_, p), q) in pressed.placed.iter_mut().zip(poses) {
+        for ((_, p), q) in pressed.placed.iter_mut().zip(c.poses) {
             *p = q;
         }
-        pressed
+        Some(pressed)
     }
 
     /// Indices of `sheets`, the least utilised first (ties by index).
@@ -1181,6 +1239,14 @@ impl SheetSearch<'_> {
         });
         order
     }
+}
+
+/// A sheet's layout after a compaction: its used length, every part's pose (in the sheet's
+/// order) and the local-search rounds it took.
+struct Compacted {
+    length: f64,
+    poses: Vec<Pose>,
+    rounds: u64,
 }
 
 /// The sheet with no parts on it (its type, frame and resolution kept).
@@ -1698,6 +1764,7 @@ mod tests {
             deadline: far,
             rounds: Some(10 * INSERT_ROUNDS),
             retries: 0,
+            press_refused: false,
         };
         let (sheet, pool) = search.densify_one(sheet, pool, Some(share), slice, 7);
         assert_eq!(pool, items(2, 1), "the long part stays in the pool");
@@ -1759,6 +1826,7 @@ mod tests {
             deadline: no_deadline(),
             rounds: Some(200),
             retries: 0,
+            press_refused: false,
         };
         let mut pressed = search.press(&sheet, slice, 3);
         assert!(pressed.used_length() < sheet.used_length() - 3.0);
@@ -1774,6 +1842,31 @@ mod tests {
         pressed.refill(&CpuEvaluator, &mut pending, no_deadline());
         assert!(pending.is_empty(), "the pressed sheet's free room takes it");
         assert!(no_overlap(&pressed));
+
+        // a densifying thread's own press: the same, within the rounds it is given, and it
+        // says how many it took
+        let stop = AtomicBool::new(false);
+        let budget = Budget {
+            deadline: no_deadline(),
+            cancel: search.cancel.flag(),
+            stop: &stop,
+            max_rounds: Some(60),
+        };
+        let (alone, rounds) = search.press_alone(&sheet, &budget, 3);
+        let mut alone = alone.expect("the press shortens the sheet");
+        assert!((1..=60).contains(&rounds), "{rounds} rounds");
+        assert!(alone.used_length() < sheet.used_length() - 3.0);
+        let mut pending = big();
+        alone.refill(&CpuEvaluator, &mut pending, no_deadline());
+        assert!(pending.is_empty(), "the sheet pressed alone takes it too");
+        assert!(no_overlap(&alone));
+        // an overlapping layout is not pressed
+        let mut overlapping = sheet.clone();
+        overlapping.placed[1].1 = overlapping.placed[0].1;
+        assert!(matches!(
+            search.press_alone(&overlapping, &budget, 3),
+            (None, 0)
+        ));
     }
 
     #[test]

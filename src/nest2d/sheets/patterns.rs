@@ -212,6 +212,7 @@ impl SheetSearch<'_> {
                 deadline: (from + sheet_slice.mul_f64(share)).min(deadline),
                 rounds: rounds.map(|r| (r as f64 * share).ceil() as u64),
                 retries: MAX_RETRIES,
+                press_refused: false,
             };
             if big_first {
                 // the big parts pressed together as a strip interlock where a first fit leaves
@@ -278,6 +279,7 @@ impl SheetSearch<'_> {
                 deadline: (start + sheet_slice).min(deadline),
                 rounds,
                 retries: MAX_RETRIES,
+                press_refused: false,
             };
             let dense = self.densify(sheet, &mut virtual_pool, Some(quota), slice, salt);
             let col = column(&dense);
@@ -707,6 +709,7 @@ mod tests {
             deadline: far,
             rounds: Some(200),
             retries: MAX_RETRIES,
+            press_refused: false,
         };
         let pressed = search
             .pressed_bigs(&on, &items(0, 5), slice, far, 1)
