@@ -551,8 +551,8 @@ impl SheetSearch<'_> {
                     break;
                 }
                 // every kind was refused: press the sheet (where the slice asks for it), then
-                // try them all again, each with more rounds (under an iteration budget the press takes an insertion's rounds,
-                // counted as the insertions' are)
+                // try them all again, each with more rounds (under an iteration budget the press
+                // takes an insertion's rounds, counted as the insertions' are)
                 if slice.press_refused {
                     let left = slice.deadline.saturating_duration_since(Instant::now());
                     let budget = Budget {
