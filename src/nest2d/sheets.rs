@@ -563,11 +563,7 @@ impl SheetSearch<'_> {
                             .rounds
                             .map(|r| r.saturating_sub(rounds_used).min(INSERT_ROUNDS)),
                     };
-                    let (pressed, rounds) = self.press_alone(&sheet, &budget, seed);
-                    rounds_used += rounds;
-                    if let Some(pressed) = pressed {
-                        sheet = pressed;
-                    }
+                    rounds_used += self.press_alone(&mut sheet, &budget, seed);
                 }
                 refused.clear();
                 insert_rounds *= 2;
@@ -1171,21 +1167,17 @@ impl SheetSearch<'_> {
             .unwrap_or_else(|| sheet.clone())
     }
 
-    /// `press` on the calling thread alone (a densifying thread's own press): the pressed
-    /// sheet, `None` when the press did not shorten it, and the local-search rounds it took.
-    fn press_alone(
-        &self,
-        sheet: &FilledSheet,
-        budget: &Budget,
-        seed: u64,
-    ) -> (Option<FilledSheet>, u64) {
-        match self.compacted(sheet, budget, seed) {
-            Some(c) => {
-                let rounds = c.rounds;
-                (self.pressed(sheet, c), rounds)
-            }
-            None => (None, 0),
+    /// `press` on the calling thread alone (a densifying thread's own press): the sheet pressed
+    /// in place where that shortens it; returns the local-search rounds it took.
+    fn press_alone(&self, sheet: &mut FilledSheet, budget: &Budget, seed: u64) -> u64 {
+        let Some(c) = self.compacted(sheet, budget, seed) else {
+            return 0;
+        };
+        let rounds = c.rounds;
+        if let Some(pressed) = self.pressed(sheet, c) {
+            *sheet = pressed;
         }
+        rounds
     }
 
     /// The sheet's layout compacted towards its start by one compactor with `seed`; `None`
@@ -1852,8 +1844,8 @@ mod tests {
             stop: &stop,
             max_rounds: Some(60),
         };
-        let (alone, rounds) = search.press_alone(&sheet, &budget, 3);
-        let mut alone = alone.expect("the press shortens the sheet");
+        let mut alone = sheet.clone();
+        let rounds = search.press_alone(&mut alone, &budget, 3);
         assert!((1..=60).contains(&rounds), "{rounds} rounds");
         assert!(alone.used_length() < sheet.used_length() - 3.0);
         let mut pending = big();
@@ -1863,10 +1855,9 @@ mod tests {
         // an overlapping layout is not pressed
         let mut overlapping = sheet.clone();
         overlapping.placed[1].1 = overlapping.placed[0].1;
-        assert!(matches!(
-            search.press_alone(&overlapping, &budget, 3),
-            (None, 0)
-        ));
+        let before = overlapping.placed.clone();
+        assert_eq!(search.press_alone(&mut overlapping, &budget, 3), 0);
+        assert_eq!(overlapping.placed, before);
     }
 
     #[test]
