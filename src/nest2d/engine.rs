@@ -1235,7 +1235,7 @@ fn compact_last_sheet(
 
 /// Moves a layout onto another resolution: each part keeps its orientation and its exact place
 /// up to rounding to the new grid (the caller restores feasibility).
-fn rebase(from: &FilledSheet, res: &Resolution, area: &SheetArea) -> Vec<Pose> {
+pub(super) fn rebase(from: &FilledSheet, res: &Resolution, area: &SheetArea) -> Vec<Pose> {
     from.placed
         .iter()
         .map(|(it, pose)| {

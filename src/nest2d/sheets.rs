@@ -3,12 +3,18 @@
 //! that fills a gap, and its later sheets keep only the parts that pack worst, in a first-fit
 //! layout. This module rebuilds the sheets one at a time, each dense and each with a fair mix:
 //!
-//! 0. **Patterns** (jobs of many copies on one sheet type, `patterns`): dense layouts, each
-//!    built as a rebuilt sheet is from a share priced by the master LP of the 1D planner, and
-//!    cut as often as the LP says (rounded down, again on what is left); the parts left are
-//!    rebuilt sheet by sheet as below, each sheet opened with the plan's fullest arrangement of
-//!    big parts where the parts left hold it whole and it holds more big-part area than the
-//!    share's first fit (`patterns::fuller_opening`).
+//! 0. **Sets** (jobs whose every part's copies are a multiple of one count, on one sheet type,
+//!    `sets`): as many whole sets as a sheet's area holds at 90 % are nested once, pressed as a
+//!    strip on finer and finer rasters until they end within the sheet, and that layout is cut
+//!    for every full sheet; the sets left over are rebuilt as below. Tried only where those
+//!    sheets are no more than the sets' area needs at that density and fewer than the
+//!    construction's; where the layout does not fit in its time, the job goes on as below.
+//!    **Patterns** (jobs of many copies on one sheet type, when no sets were cut,
+//!    `patterns`): dense layouts, each built as a rebuilt sheet is from a share priced by the
+//!    master LP of the 1D planner, and cut as often as the LP says (rounded down, again on what
+//!    is left); the parts left are rebuilt sheet by sheet as below, each sheet opened with the
+//!    plan's fullest arrangement of big parts where the parts left hold it whole and it holds
+//!    more big-part area than the share's first fit (`patterns::fuller_opening`).
 //! 1. **A share.** A new sheet starts from its share of every part: the part's copies left
 //!    times the fraction of the parts' area the sheet can hold (`Quota`), rounded up, so big
 //!    and small parts spread over the sheets as they do along a strip; a kind expected less
@@ -66,6 +72,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 mod patterns;
+mod sets;
 
 /// First fits tried for each rebuilt sheet's share, in shuffled orders (`SheetOpener::open_best`),
 /// and the most of the densifying time left that they may spend. Measured against one (the
@@ -113,6 +120,11 @@ impl TimeShares {
     }
 }
 
+/// Share of the densifying time for nesting a sheet of whole sets (`sets`): where it fits, the
+/// job needs no more sheets than its area at `sets::SET_DENSITY`, and the rest of the time has
+/// little left to win. dagli_x4 at 60 s fitted at 1 of seeds 1 and 2 with 0.4 (0.2 to 0.3 %
+/// too long at seed 2) and at all of seeds 1 to 3 with 0.6 and a fourth pressing phase.
+const SET_SHARE: f64 = 0.6;
 /// Sheets in the construction from which a job counts as large for `TimeShares`.
 const MANY_SHEETS: usize = 8;
 /// Share of the densifying time for generating patterns, in a job planned by patterns (each
@@ -265,7 +277,23 @@ impl SheetSearch<'_> {
         let mut done: Vec<FilledSheet> = Vec::new();
         let mut best_utilisation: f64 = 0.0;
         let mut openings: Vec<FilledSheet> = Vec::new();
-        if self.suits_patterns(&pool, n0) {
+        if self.suits_repeated_layouts(&pool) {
+            // a job of whole sets: one layout of as many as a sheet holds, cut for every full
+            // sheet (`sets`), where it fits
+            let window = densify_end.saturating_duration_since(Instant::now());
+            let slice = Slice {
+                deadline: Instant::now() + window.mul_f64(SET_SHARE),
+                rounds: densify_rounds,
+                retries: 0,
+                press_refused: false,
+            };
+            let on = emptied(&construction[0]);
+            done = self.plan_by_sets(&mut pool, &mut opener, &on, res, n0, slice);
+            for d in &done {
+                best_utilisation = best_utilisation.max(self.utilisation(d));
+            }
+        }
+        if done.is_empty() && self.suits_patterns(&pool, n0) {
             // a plan by patterns first (`patterns`): its sheets are cut from patterns the LP
             // mixes, and the parts it leaves are rebuilt sheet by sheet below
             let window = densify_end.saturating_duration_since(Instant::now());
@@ -405,6 +433,19 @@ impl SheetSearch<'_> {
         };
         let last = sheets.last().map_or(0.0, |l| l.part_area(self.problem));
         (sheets.len(), distinct, last)
+    }
+
+    /// Whether a job's pool may be cut as layouts repeated on many sheets (patterns, sets): one
+    /// sheet type, as many sheets as needed (a layout fits every one), no assemblies (a layout
+    /// need not hold whole kits) and one part priority (none waits for another's sheets).
+    fn suits_repeated_layouts(&self, pool: &[Item]) -> bool {
+        let p = self.problem;
+        p.sheets.len() == 1
+            && p.sheets[0].quantity.is_none()
+            && !p.has_kits()
+            && pool
+                .iter()
+                .all(|i| p.parts[i.part].priority == p.parts[pool[0].part].priority)
     }
 
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
@@ -1143,13 +1184,18 @@ impl SheetSearch<'_> {
     /// gardeyn3_x1): 5 sheets / 4.17 at job seeds 1 to 4, against 3.99, 4.09, 4.10 and 4.09;
     /// not understood, so left as it was (benches/history/multi-sheet.md, issue 14).
     fn press(&self, sheet: &FilledSheet, slice: Slice, seed: u64) -> FilledSheet {
+        self.press_until(sheet, slice, seed, f64::NEG_INFINITY)
+    }
+
+    /// `press`, every thread stopping once one has pressed the sheet to `until` long or less.
+    fn press_until(&self, sheet: &FilledSheet, slice: Slice, seed: u64, until: f64) -> FilledSheet {
         let stop = AtomicBool::new(false);
         let budget = slice.budget(self.cancel, &stop);
         let outcomes: Vec<Option<Compacted>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..self.threads)
                 .map(|t| {
                     let (budget, seed) = (&budget, seed.wrapping_add(t as u64 * 7919));
-                    scope.spawn(move || self.compacted(sheet, budget, seed))
+                    scope.spawn(move || self.compacted(sheet, budget, seed, until))
                 })
                 .collect();
             handles
@@ -1170,7 +1216,7 @@ impl SheetSearch<'_> {
     /// `press` on the calling thread alone (a densifying thread's own press): the sheet pressed
     /// in place where that shortens it; returns the local-search rounds it took.
     fn press_alone(&self, sheet: &mut FilledSheet, budget: &Budget, seed: u64) -> u64 {
-        let Some(c) = self.compacted(sheet, budget, seed) else {
+        let Some(c) = self.compacted(sheet, budget, seed, f64::NEG_INFINITY) else {
             return 0;
         };
         let rounds = c.rounds;
@@ -1183,7 +1229,13 @@ impl SheetSearch<'_> {
     /// The sheet's layout compacted towards its start by one compactor with `seed`; `None`
     /// when the sheet holds too few or too many parts to compact, or its layout overlaps on the
     /// search's raster.
-    fn compacted(&self, sheet: &FilledSheet, budget: &Budget, seed: u64) -> Option<Compacted> {
+    fn compacted(
+        &self,
+        sheet: &FilledSheet,
+        budget: &Budget,
+        seed: u64,
+        until: f64,
+    ) -> Option<Compacted> {
         if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
             return None;
         }
@@ -1193,7 +1245,13 @@ impl SheetSearch<'_> {
         if c.total_overlap() > 0 {
             return None;
         }
-        c.compact(budget, |_, _| {});
+        c.compact(budget, |_, length| {
+            if length <= until {
+                budget
+                    .stop
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
         Some(Compacted {
             length: c.used_length(),
             poses: c.poses().to_vec(),

@@ -79,8 +79,8 @@ pub(super) struct Plan {
 }
 
 impl SheetSearch<'_> {
-    /// Whether a job's pool suits a plan by patterns: one sheet type, as many sheets as needed,
-    /// no assemblies, one part priority, `MIN_SHEETS` or more (`sheets`, the construction's),
+    /// Whether a job's pool suits a plan by patterns: it suits repeated layouts
+    /// (`suits_repeated_layouts`), the construction took `MIN_SHEETS` or more (`sheets`),
     /// and at least `REPEATABLE` of the part area in kinds with a copy or more for every sheet
     /// (a pattern holding them can be cut many times).
     pub(super) fn suits_patterns(&self, pool: &[Item], sheets: usize) -> bool {
@@ -95,14 +95,9 @@ impl SheetSearch<'_> {
             .map(|(&k, copies)| copies as f64 * area(k))
             .sum();
         let total: f64 = pool.iter().map(|i| area(i.part)).sum();
-        p.sheets.len() == 1
-            && p.sheets[0].quantity.is_none()
-            && !p.has_kits()
+        self.suits_repeated_layouts(pool)
             && sheets >= MIN_SHEETS
             && repeatable >= REPEATABLE * total
-            && pool
-                .iter()
-                .all(|i| p.parts[i.part].priority == p.parts[pool[0].part].priority)
     }
 
     /// Plans sheets by patterns from `pool` (those planned leave it, and each takes its sheet
@@ -410,7 +405,12 @@ impl SheetSearch<'_> {
     /// length doubled from its start: the same grid, so a pose on it is a pose on the sheet
     /// wherever the part ends within the sheet); `None` where `on` has blocked cells or none
     /// is placed.
-    fn long_sheet(&self, on: &FilledSheet, bigs: &[Item], fill_by: Instant) -> Option<FilledSheet> {
+    pub(super) fn long_sheet(
+        &self,
+        on: &FilledSheet,
+        bigs: &[Item],
+        fill_by: Instant,
+    ) -> Option<FilledSheet> {
         if on.area.blocked.is_some() {
             return None;
         }
@@ -439,7 +439,7 @@ fn big_area(problem: &crate::nest2d::Problem, sheet: &FilledSheet) -> f64 {
 }
 
 /// The kinds (parts) in the pool, in ascending order.
-fn kinds_of(pool: &[Item]) -> Vec<usize> {
+pub(super) fn kinds_of(pool: &[Item]) -> Vec<usize> {
     let mut kinds: Vec<usize> = pool.iter().map(|i| i.part).collect();
     kinds.sort_unstable();
     kinds.dedup();
@@ -448,7 +448,7 @@ fn kinds_of(pool: &[Item]) -> Vec<usize> {
 
 /// How many of `items` are of each of `kinds` (ascending, as `kinds_of` gives them; items of
 /// other kinds are not counted): a pool's demand, or a pattern's column.
-fn copies_of<'i>(kinds: &[usize], items: impl Iterator<Item = &'i Item>) -> Vec<u32> {
+pub(super) fn copies_of<'i>(kinds: &[usize], items: impl Iterator<Item = &'i Item>) -> Vec<u32> {
     let mut copies = vec![0; kinds.len()];
     for item in items {
         if let Ok(k) = kinds.binary_search(&item.part) {
@@ -607,7 +607,7 @@ fn copy_if_available(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::tests::cpu_search;
     use super::*;
     use crate::cancel::CancelHandle;
@@ -616,7 +616,7 @@ mod tests {
     use kerf_kernels::CpuEvaluator;
 
     /// Squares of 10 and strips of 2 x 5 in many copies, on 20 x 20 sheets.
-    fn problem(squares: u32, strips: u32) -> Problem {
+    pub(in crate::nest2d::sheets) fn problem(squares: u32, strips: u32) -> Problem {
         Problem {
             parts: vec![
                 PartSpec::new(
