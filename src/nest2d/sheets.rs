@@ -6,7 +6,8 @@
 //! 0. **Sets** (jobs whose every part's copies are a multiple of one count, on one sheet type,
 //!    `sets`): as many whole sets as a sheet's area holds at 90 % are nested once, pressed as a
 //!    strip on finer and finer rasters until they end within the sheet, and that layout is cut
-//!    for every full sheet; the sets left over are rebuilt as below. Tried only where those
+//!    for every full sheet; the sets left over are rebuilt as below (with none left over, the
+//!    last sheet is as full as the others and is not emptied, step 4). Tried only where those
 //!    sheets are no more than the sets' area needs at that density and fewer than the
 //!    construction's; where the layout does not fit in its time, the job goes on as below.
 //!    **Patterns** (jobs of many copies on one sheet type, when no sets were cut,
@@ -277,6 +278,8 @@ impl SheetSearch<'_> {
         let mut done: Vec<FilledSheet> = Vec::new();
         let mut best_utilisation: f64 = 0.0;
         let mut openings: Vec<FilledSheet> = Vec::new();
+        // every sheet cut from one layout of whole sets, none left over (`sets`)
+        let mut whole_sets = false;
         if self.suits_repeated_layouts(&pool) {
             // a job of whole sets: one layout of as many as a sheet holds, cut for every full
             // sheet (`sets`), where it fits
@@ -289,6 +292,7 @@ impl SheetSearch<'_> {
             };
             let on = emptied(&construction[0]);
             done = self.plan_by_sets(&mut pool, &mut opener, &on, res, n0, slice);
+            whole_sets = !done.is_empty() && pool.is_empty();
             for d in &done {
                 best_utilisation = best_utilisation.max(self.utilisation(d));
             }
@@ -401,6 +405,7 @@ impl SheetSearch<'_> {
         if self.rank(construction) < self.rank(&done) {
             tracing::debug!("emptying the construction's last sheet");
             done = construction.to_vec();
+            whole_sets = false;
         }
         // a last sheet holding little needs little compaction: it lends that time to emptying
         let lent = done.last().map_or(0.0, |l| {
@@ -410,7 +415,12 @@ impl SheetSearch<'_> {
             + compaction_end
                 .saturating_duration_since(deadline)
                 .mul_f64(lent);
-        self.empty_last(&mut done, (deadline, empty_end), empty_rounds);
+        // (sheets all cut from one layout of whole sets, as many as a sheet holds: the last is
+        // as full as the others, which have no room for it, and pressing them to try would
+        // only make their layouts differ)
+        if !whole_sets {
+            self.empty_last(&mut done, (deadline, empty_end), empty_rounds);
+        }
         let better = self.rank(&done) < self.rank(construction);
         tracing::info!(
             construction = construction.len(),

@@ -360,6 +360,45 @@ mod tests {
     }
 
     #[test]
+    fn a_job_of_whole_sets_with_none_left_over_keeps_every_sheet_the_same_layout() {
+        // six sets, three a sheet: a construction of one set a sheet becomes two sheets cut
+        // from one layout, and emptying the last (as full as the first) does not press them
+        let p = problem(6, 12);
+        let cancel = CancelHandle::default();
+        let search = cpu_search(&p, &cancel);
+        let fine = resolution(&p, 64.0);
+        let far = Instant::now() + Duration::from_secs(60);
+        let items = pool(&p);
+        let construction: Vec<FilledSheet> = (0..6)
+            .map(|k| {
+                let mut set: Vec<Item> = items
+                    .iter()
+                    .filter(|i| i.instance / (1 + i.part as u32) == k)
+                    .copied()
+                    .collect();
+                let sheet = SheetOpener::new(&p, &fine)
+                    .open(&CpuEvaluator, &mut set, far)
+                    .flatten()
+                    .unwrap();
+                assert!(set.is_empty());
+                sheet
+            })
+            .collect();
+        let sheets = search
+            .improve(&construction, &resolution(&p, 32.0), far)
+            .expect("fewer sheets than one set a sheet");
+        assert_eq!(sheets.len(), 2);
+        let layout = |f: &FilledSheet| -> Vec<(usize, usize, i32, i32)> {
+            f.placed
+                .iter()
+                .map(|(i, q)| (i.part, q.orient, q.gx, q.gy))
+                .collect()
+        };
+        assert_eq!(layout(&sheets[0]), layout(&sheets[1]));
+        assert_eq!(count(sheets[0].placed.iter().map(|(i, _)| *i), 1), 6);
+    }
+
+    #[test]
     fn under_an_iteration_budget_a_plan_by_sets_repeats() {
         let p = problem(8, 16);
         let layout = |plan: &[FilledSheet]| -> Vec<Vec<(usize, usize, i32, i32)>> {
