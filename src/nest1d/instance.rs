@@ -39,7 +39,8 @@ fn scale_of(values: &[f64]) -> Option<f64> {
     })
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+/// The greatest common divisor (0 with 0: the start of a fold).
+pub(crate) fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {
         a.abs()
     } else {

@@ -1070,47 +1070,20 @@ fn compact_last_sheet(
     // on every run (a last sheet of a few parts often comes out equally long on two threads).
     let best: Mutex<(f64, usize, FilledSheet)> =
         Mutex::new((last.used_length(), usize::MAX, last.clone()));
-    // the resolution of the phase before, and the factor and seconds of the last one built
+    // the resolution of the phase before, and the rasters the phases ask for
     let mut previous: Option<Resolution> = None;
-    let mut built: Option<(f64, f64)> = None;
+    let mut rasters = PhaseRasters::new(problem, last.resolution());
     for (k, &(factor, share)) in phases.iter().enumerate() {
         elapsed_share += share / share_sum;
         let phase_deadline = phase_start + total.mul_f64(elapsed_share);
         let max_rounds = s
             .max_iterations
             .map(|m| ((m as f64 * share / share_sum).ceil() as u64).max(1));
-        let res = if (choose_cell(problem, s.cells_per_part * factor).0 - last.area.cell).abs()
-            <= 1e-12 * last.area.cell
-        {
-            last.resolution()
-        } else {
-            // rasters finer than the construction's take about (factor / f)^2 as long to build
-            // as those of a phase at factor f did: where that would eat more than a quarter of
-            // the phase, it goes on at the previous phase's resolution instead (never under an
-            // iteration budget, whose layout must not depend on the clock)
-            let phase_s = phase_deadline
-                .saturating_duration_since(Instant::now())
-                .as_secs_f64();
-            let too_costly = s.max_iterations.is_none()
-                && factor > 1.0
-                && built.is_some_and(|(f, secs)| secs * (factor / f).powi(2) > 0.25 * phase_s);
-            match (&previous, too_costly) {
-                (Some(p), true) => p.clone(),
-                _ => {
-                    let t = Instant::now();
-                    let r = resolution(problem, s.cells_per_part * factor);
-                    let seconds = t.elapsed().as_secs_f64();
-                    built = Some((factor, seconds));
-                    tracing::debug!(
-                        cells_per_part = s.cells_per_part * factor,
-                        rasters = r.table.iter().map(Vec::len).sum::<usize>(),
-                        seconds,
-                        "rasterized"
-                    );
-                    r
-                }
-            }
-        };
+        // (too costly to build: the previous phase's raster again)
+        let res = rasters
+            .at(factor, phase_deadline, s.max_iterations.is_some())
+            .or_else(|| previous.clone())
+            .unwrap_or_else(|| last.resolution());
         previous = Some(res.clone());
         let area = sheet_area(problem, last.sheet, &last.frame, res.cell, res.margin);
         let lists: Vec<&[Oriented]> = items.iter().map(|i| res.table[i.part].as_slice()).collect();
@@ -1231,6 +1204,67 @@ fn compact_last_sheet(
         });
     }
     best.into_inner().unwrap().2
+}
+
+/// The rasters of a compaction in phases (`compact_last_sheet`, `sheets::sets`), built as the
+/// phases ask for them.
+pub(super) struct PhaseRasters<'p> {
+    problem: &'p Problem,
+    /// The raster the layout starts on: a phase at its cell size reuses it.
+    have: Resolution,
+    /// The factor and seconds of the last raster built.
+    built: Option<(f64, f64)>,
+}
+
+impl<'p> PhaseRasters<'p> {
+    pub(super) fn new(problem: &'p Problem, have: Resolution) -> Self {
+        Self {
+            problem,
+            have,
+            built: None,
+        }
+    }
+
+    /// The raster of a phase at `factor` of the final cells per part, ending at `phase_end`:
+    /// the one the layout started on where its cell is that factor's, else built. `None` where
+    /// it is finer than the final raster and would take more than a quarter of the phase to
+    /// build (about (factor / f)^2 the seconds the last one built, at f, took): the phase goes
+    /// on at the raster it has. Never `None` under an iteration budget (`budgeted`), whose
+    /// layout must not depend on the clock.
+    pub(super) fn at(
+        &mut self,
+        factor: f64,
+        phase_end: Instant,
+        budgeted: bool,
+    ) -> Option<Resolution> {
+        let cells_per_part = self.problem.settings.cells_per_part * factor;
+        let cell = self.have.cell;
+        if (choose_cell(self.problem, cells_per_part).0 - cell).abs() <= 1e-12 * cell {
+            return Some(self.have.clone());
+        }
+        let phase_s = phase_end
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        let too_costly = !budgeted
+            && factor > 1.0
+            && self
+                .built
+                .is_some_and(|(f, secs)| secs * (factor / f).powi(2) > 0.25 * phase_s);
+        if too_costly {
+            return None;
+        }
+        let t = Instant::now();
+        let r = resolution(self.problem, cells_per_part);
+        let seconds = t.elapsed().as_secs_f64();
+        self.built = Some((factor, seconds));
+        tracing::debug!(
+            cells_per_part,
+            rasters = r.table.iter().map(Vec::len).sum::<usize>(),
+            seconds,
+            "rasterized"
+        );
+        Some(r)
+    }
 }
 
 /// Moves a layout onto another resolution: each part keeps its orientation and its exact place

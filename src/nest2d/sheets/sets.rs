@@ -12,11 +12,13 @@
 //! `benches/history/multi-sheet.md`), and its sheets come out with other mixes, one sheet more.
 
 use super::patterns::{copies_of, kinds_of};
+use super::INSERT_ROUNDS;
 use super::{emptied, SheetSearch, Slice};
+use crate::nest1d::instance::gcd;
 use crate::nest2d::engine::{
-    rebase, resolution, sheet_area, FilledSheet, Item, Resolution, SheetOpener,
+    rebase, sheet_area, FilledSheet, Item, PhaseRasters, Resolution, SheetOpener,
 };
-use crate::nest2d::search::{Budget, Compactor};
+use crate::nest2d::search::{Budget, Compactor, Oriented};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -31,7 +33,7 @@ impl SheetSearch<'_> {
     fn sets_of(&self, pool: &[Item]) -> Option<(u32, Vec<(usize, u32)>)> {
         let kinds = kinds_of(pool);
         let copies = copies_of(&kinds, pool.iter());
-        let sets = copies.iter().fold(0, |g, &n| gcd(g, n));
+        let sets = copies.iter().fold(0, |g, &n| gcd(g, n as i64)) as u32;
         (sets >= 2).then(|| {
             (
                 sets,
@@ -133,8 +135,7 @@ impl SheetSearch<'_> {
         slice: Slice,
         seed: u64,
     ) -> Option<FilledSheet> {
-        let cpp = self.problem.settings.cells_per_part;
-        let on_coarse = self.at_resolution(on, coarse, on.area.x1, seed)?;
+        let on_coarse = self.at_resolution(on, coarse, on.area.x1, &slice, seed)?;
         let mut long = self.long_sheet(&on_coarse, items, slice.deadline)?;
         if long.placed.len() < items.len() {
             return None;
@@ -149,9 +150,10 @@ impl SheetSearch<'_> {
         } else {
             on.area.x1
         };
+        // the first phase on the search's raster, the later ones on finer rasters (the sheet's
+        // own, the final one, reused where a phase asks for it)
+        let mut rasters = PhaseRasters::new(self.problem, on.resolution());
         let mut elapsed = 0.0;
-        // the last raster built: its factor and the seconds it took
-        let mut built: Option<(f64, f64)> = None;
         for (k, &(factor, share)) in PRESS_PHASES.iter().enumerate() {
             elapsed += share;
             let phase = Slice {
@@ -159,19 +161,8 @@ impl SheetSearch<'_> {
                 ..slice
             };
             if k > 0 {
-                // a raster takes about the square of its factor to build: where that would
-                // eat a quarter of the phase, the press goes on on the raster it is on
-                let phase_s = phase
-                    .deadline
-                    .saturating_duration_since(Instant::now())
-                    .as_secs_f64();
-                let too_costly = !budgeted
-                    && built.is_some_and(|(f, secs)| secs * (factor / f).powi(2) > 0.25 * phase_s);
-                if !too_costly {
-                    let t = Instant::now();
-                    let res = resolution(self.problem, cpp * factor);
-                    built = Some((factor, t.elapsed().as_secs_f64()));
-                    long = self.at_resolution(&long, &res, long.area.x1, seed)?;
+                if let Some(res) = rasters.at(factor, phase.deadline, budgeted) {
+                    long = self.at_resolution(&long, &res, long.area.x1, &phase, seed)?;
                 }
             }
             long = self.press_until(&long, phase, seed.wrapping_add(k as u64), until);
@@ -200,13 +191,14 @@ impl SheetSearch<'_> {
     }
 
     /// The sheet with its layout moved onto `res` (`engine::rebase`) and its usable area
-    /// ending at `x1`, made feasible there by a short local search where rounding left an
-    /// overlap; `None` where that fails.
+    /// ending at `x1`, made feasible there by a short local search (an insertion's rounds,
+    /// within `slice`'s deadline) where rounding left an overlap; `None` where that fails.
     fn at_resolution(
         &self,
         sheet: &FilledSheet,
         res: &Resolution,
         x1: f64,
+        slice: &Slice,
         seed: u64,
     ) -> Option<FilledSheet> {
         let mut area = sheet_area(
@@ -217,52 +209,40 @@ impl SheetSearch<'_> {
             res.margin,
         );
         area.x1 = x1;
-        let poses = rebase(sheet, res, &area);
-        let mut moved = FilledSheet {
-            area,
-            table: res.table.clone(),
-            placed: sheet.placed.iter().map(|(i, _)| *i).zip(poses).collect(),
-            nudges: Vec::new(),
-            ..sheet.clone()
-        };
-        let lists = moved.orientation_lists();
+        let mut poses = rebase(sheet, res, &area);
+        let lists: Vec<&[Oriented]> = sheet
+            .placed
+            .iter()
+            .map(|(i, _)| res.table[i.part].as_slice())
+            .collect();
         let moves = self.problem.settings.move_set();
-        let mut c = Compactor::new(self.eval, &moved.area, lists, moved.poses(), seed, moves);
-        let mut separated: Option<Vec<_>> = None;
+        let mut c = Compactor::new(self.eval, &area, lists, poses.clone(), seed, moves);
         if c.total_overlap() > 0 {
             let stop = AtomicBool::new(false);
             let budget = Budget {
-                deadline: Instant::now() + std::time::Duration::from_secs(1),
-                cancel: self.cancel.flag(),
-                stop: &stop,
-                max_rounds: Some(60),
+                max_rounds: Some(INSERT_ROUNDS),
+                ..slice.budget(self.cancel, &stop)
             };
             if !c.separate_in_place(&budget) {
                 return None;
             }
-            separated = Some(c.poses().to_vec());
+            poses = c.poses().to_vec();
         }
-        drop(c);
-        if let Some(poses) = separated {
-            for ((_, p), q) in moved.placed.iter_mut().zip(poses) {
-                *p = q;
-            }
-        }
-        Some(moved)
+        Some(FilledSheet {
+            area,
+            table: res.table.clone(),
+            placed: sheet.placed.iter().map(|(i, _)| *i).zip(poses).collect(),
+            nudges: Vec::new(),
+            sheet: sheet.sheet,
+            frame: sheet.frame,
+        })
     }
 }
 
 /// The phases of pressing a sheet of sets: (fraction of the final cells per part, share of the
-/// time), from the search's raster to twice the final one.
+/// time). The first runs on the search's raster, whatever its fraction; the last at four times
+/// the final cells, as the strip search's last phase (`engine::PHASES`) wins back raster slack.
 const PRESS_PHASES: [(f64, f64); 4] = [(0.5, 0.35), (1.0, 0.3), (2.0, 0.2), (4.0, 0.15)];
-
-fn gcd(a: u32, b: u32) -> u32 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -369,6 +349,7 @@ mod tests {
         let fine = resolution(&p, 64.0);
         let far = Instant::now() + Duration::from_secs(60);
         let items = pool(&p);
+        // set k: square k and strips 2k and 2k + 1, alone on a sheet
         let construction: Vec<FilledSheet> = (0..6)
             .map(|k| {
                 let mut set: Vec<Item> = items
