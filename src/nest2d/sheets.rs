@@ -1557,7 +1557,8 @@ mod tests {
         }
     }
 
-    fn items(part: usize, n: u32) -> Vec<Item> {
+    /// `n` copies of `part`, instances 0 to n - 1.
+    pub(super) fn items(part: usize, n: u32) -> Vec<Item> {
         (0..n)
             .map(|instance| Item {
                 part,

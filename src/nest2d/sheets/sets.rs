@@ -246,7 +246,7 @@ const PRESS_PHASES: [(f64, f64); 4] = [(0.5, 0.35), (1.0, 0.3), (2.0, 0.2), (4.0
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::cpu_search;
+    use super::super::tests::{cpu_search, items};
     use super::*;
     use crate::cancel::CancelHandle;
     use crate::nest2d::engine::resolution;
@@ -265,13 +265,15 @@ mod tests {
 
     fn pool(p: &Problem) -> Vec<Item> {
         (0..p.parts.len())
-            .flat_map(|part| {
-                (0..p.parts[part].quantity).map(move |instance| Item {
-                    part,
-                    instance,
-                    is_filler: false,
-                })
-            })
+            .flat_map(|part| items(part, p.parts[part].quantity))
+            .collect()
+    }
+
+    /// A sheet's layout as plain values: each part's kind, orientation and cell.
+    fn layout(f: &FilledSheet) -> Vec<(usize, usize, i32, i32)> {
+        f.placed
+            .iter()
+            .map(|(i, q)| (i.part, q.orient, q.gx, q.gy))
             .collect()
     }
 
@@ -348,11 +350,11 @@ mod tests {
         let search = cpu_search(&p, &cancel);
         let fine = resolution(&p, 64.0);
         let far = Instant::now() + Duration::from_secs(60);
-        let items = pool(&p);
+        let all = pool(&p);
         // set k: square k and strips 2k and 2k + 1, alone on a sheet
         let construction: Vec<FilledSheet> = (0..6)
             .map(|k| {
-                let mut set: Vec<Item> = items
+                let mut set: Vec<Item> = all
                     .iter()
                     .filter(|i| i.instance / (1 + i.part as u32) == k)
                     .copied()
@@ -369,12 +371,6 @@ mod tests {
             .improve(&construction, &resolution(&p, 32.0), far)
             .expect("fewer sheets than one set a sheet");
         assert_eq!(sheets.len(), 2);
-        let layout = |f: &FilledSheet| -> Vec<(usize, usize, i32, i32)> {
-            f.placed
-                .iter()
-                .map(|(i, q)| (i.part, q.orient, q.gx, q.gy))
-                .collect()
-        };
         assert_eq!(layout(&sheets[0]), layout(&sheets[1]));
         assert_eq!(count(sheets[0].placed.iter().map(|(i, _)| *i), 1), 6);
     }
@@ -382,20 +378,11 @@ mod tests {
     #[test]
     fn under_an_iteration_budget_a_plan_by_sets_repeats() {
         let p = problem(8, 16);
-        let layout = |plan: &[FilledSheet]| -> Vec<Vec<(usize, usize, i32, i32)>> {
-            plan.iter()
-                .map(|f| {
-                    f.placed
-                        .iter()
-                        .map(|(i, q)| (i.part, q.orient, q.gx, q.gy))
-                        .collect()
-                })
-                .collect()
-        };
+        let layouts = |plan: &[FilledSheet]| plan.iter().map(layout).collect::<Vec<_>>();
         let (first, _) = plan_of(&p, 4);
         let (again, _) = plan_of(&p, 4);
         assert!(!first.is_empty());
-        assert_eq!(layout(&first), layout(&again));
+        assert_eq!(layouts(&first), layouts(&again));
     }
 
     #[test]
