@@ -17,6 +17,25 @@ pub struct PartRaster {
     /// The occupied cells as disjoint rectangles `[x0, y0, x1, y1)`: row runs merged with the
     /// identical runs of the rows above. Whole-map evaluations cost a few lookups per rectangle.
     rects: Vec<[u32; 4]>,
+    /// Each row's run where the row has exactly one, else `SEVERAL_RUNS`; `col_span` the same
+    /// for columns. Most lanes of a part hold one run, and a line scan reads them straight from
+    /// here instead of slicing the runs (`cpu::scan_line_into`'s hot loop).
+    row_span: Vec<Run>,
+    col_span: Vec<Run>,
+}
+
+/// A lane's span when the lane holds no run or more than one (`PartRaster::row_spans`).
+pub const SEVERAL_RUNS: Run = [u32::MAX, u32::MAX];
+
+/// Each lane's single run, or `SEVERAL_RUNS`.
+fn spans(starts: &[u32], runs: &[Run]) -> Vec<Run> {
+    starts
+        .windows(2)
+        .map(|w| match &runs[w[0] as usize..w[1] as usize] {
+            [one] => *one,
+            _ => SEVERAL_RUNS,
+        })
+        .collect()
 }
 
 impl PartRaster {
@@ -66,6 +85,8 @@ impl PartRaster {
         }
         col_start.push(col_runs.len() as u32);
         let rects = merge_rows(&row_start, &row_runs);
+        let row_span = spans(&row_start, &row_runs);
+        let col_span = spans(&col_start, &col_runs);
         PartRaster {
             width,
             height,
@@ -75,6 +96,8 @@ impl PartRaster {
             col_runs,
             area,
             rects,
+            row_span,
+            col_span,
         }
     }
 
@@ -98,6 +121,14 @@ impl PartRaster {
     }
     pub fn col(&self, x: u32) -> &[Run] {
         &self.col_runs[self.col_start[x as usize] as usize..self.col_start[x as usize + 1] as usize]
+    }
+    /// Each row's single run, or `SEVERAL_RUNS` where it has none or several (then `row`).
+    pub fn row_spans(&self) -> &[Run] {
+        &self.row_span
+    }
+    /// Each column's single run, or `SEVERAL_RUNS` (then `col`).
+    pub fn col_spans(&self) -> &[Run] {
+        &self.col_span
     }
     pub fn contains(&self, x: u32, y: u32) -> bool {
         x < self.width && y < self.height && self.row(y).iter().any(|r| r[0] <= x && x < r[1])
@@ -269,6 +300,19 @@ pub fn pair_overlap(a: &PartRaster, ax: i32, ay: i32, b: &PartRaster, bx: i32, b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_hold_a_lanes_single_run_and_mark_the_others() {
+        // rows of one run, two runs and one run; so column 1 has two runs and column 3 none
+        let r =
+            PartRaster::from_row_runs(4, vec![vec![[0, 3]], vec![[0, 1], [2, 3]], vec![[1, 2]]]);
+        assert_eq!(r.row_spans(), &[[0, 3], SEVERAL_RUNS, [1, 2]]);
+        assert_eq!(r.col_spans(), &[[0, 2], SEVERAL_RUNS, [0, 2], SEVERAL_RUNS]);
+        for y in 0..3 {
+            let s = r.row_spans()[y as usize];
+            assert_eq!(s != SEVERAL_RUNS, r.row(y).len() == 1);
+        }
+    }
 
     #[test]
     fn depths_count_from_the_outline_in_and_levels_keep_the_box() {
