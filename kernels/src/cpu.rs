@@ -304,11 +304,7 @@ fn scan_into_differences<const ALONG_X: bool>(
             let ln = l0 + k as i32;
             let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
             let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
-            for &b in rb {
-                for &a in ra {
-                    add_trapezoid(d, a, b, off, w, (lo_i, hi_i));
-                }
-            }
+            add_lane_pairs(d, ra, rb, off, w, (lo_i, hi_i));
         }
     }
     // integrate twice: f(x) = sum over k < x of slope(k); the line's values are f at lo..=hi
@@ -322,6 +318,18 @@ fn scan_into_differences<const ALONG_X: bool>(
         emit(f.max(0) as u64);
         slope += dv;
         f += slope;
+    }
+}
+
+/// `add_trapezoid` for every pair of runs of two lanes, one of which holds no run or several:
+/// the less common case, kept out of the hot loop so that its registers stay free.
+#[cold]
+#[inline(never)]
+fn add_lane_pairs(d: &mut [i64], ra: &[Run], rb: &[Run], off: i32, w: i64, ends: (i32, i32)) {
+    for &b in rb {
+        for &a in ra {
+            add_trapezoid(d, a, b, off, w, ends);
+        }
     }
 }
 
