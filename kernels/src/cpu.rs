@@ -242,17 +242,25 @@ fn scan_line_into<const ALONG_X: bool>(
         return;
     }
     let extent_a = dims::<ALONG_X>(part).1;
-    let max_extent_b = others
-        .iter()
-        .map(|o| dims::<ALONG_X>(o.raster).1)
-        .max()
-        .unwrap_or(0);
-    let base = lo - extent_a - max_extent_b - 2;
-    // Every corner of a trapezoid kept below lies within the array: an other in reach starts
-    // after lo - its extent, so its corners start past base, and ends before hi + extent_a + its
-    // extent. (The array runs past hi, where the integration stops, so that no corner needs a
-    // bounds test of its own.)
-    let len = (hi + extent_a + max_extent_b + 2 - base) as usize;
+    // The array spans every corner of the others in reach, and the line: an other at o_off
+    // puts its corners between o_off - extent_a and o_off + its extent. (It runs past hi, where
+    // the integration stops, so that no corner needs a bounds test of its own; and it starts
+    // where the first other in reach does, so that little lies before the line to integrate.)
+    let (mut lowest, mut highest) = (lo, hi + 1);
+    for o in others {
+        let (o_off, o_extent) = if ALONG_X {
+            (o.x, o.raster.width() as i32)
+        } else {
+            (o.y, o.raster.height() as i32)
+        };
+        if o_off + o_extent <= lo || o_off >= hi + extent_a {
+            continue;
+        }
+        lowest = lowest.min(o_off - extent_a);
+        highest = highest.max(o_off + o_extent);
+    }
+    let base = lowest - 1;
+    let len = (highest + 1 - base) as usize;
     DIFFERENCES.with_borrow_mut(|d| {
         d.clear();
         d.resize(len, 0);
