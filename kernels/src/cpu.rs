@@ -248,16 +248,10 @@ fn scan_line_into<const ALONG_X: bool>(
     // where the first other in reach does, so that little lies before the line to integrate.)
     let (mut lowest, mut highest) = (lo, hi + 1);
     for o in others {
-        let (o_off, o_extent) = if ALONG_X {
-            (o.x, o.raster.width() as i32)
-        } else {
-            (o.y, o.raster.height() as i32)
-        };
-        if o_off + o_extent <= lo || o_off >= hi + extent_a {
-            continue;
+        if let Some((o_off, o_extent)) = in_reach::<ALONG_X>(o, (lo, hi), extent_a) {
+            lowest = lowest.min(o_off - extent_a);
+            highest = highest.max(o_off + o_extent);
         }
-        lowest = lowest.min(o_off - extent_a);
-        highest = highest.max(o_off + o_extent);
     }
     let base = lowest - 1;
     let len = (highest + 1 - base) as usize;
@@ -266,6 +260,19 @@ fn scan_line_into<const ALONG_X: bool>(
         d.resize(len, 0);
         scan_into_differences::<ALONG_X>(part, fixed, (lo, hi), base, others, d, emit)
     })
+}
+
+/// Where `o` lies along the scan (its offset and extent) if the mover, `extent_a` long and at
+/// any position of `lo..=hi` (covering `[p, p + extent_a)`), can meet it; None if out of reach.
+#[inline(always)]
+fn in_reach<const ALONG_X: bool>(
+    o: &Placed,
+    (lo, hi): (i32, i32),
+    extent_a: i32,
+) -> Option<(i32, i32)> {
+    let o_off = if ALONG_X { o.x } else { o.y };
+    let o_extent = dims::<ALONG_X>(o.raster).1;
+    (o_off + o_extent > lo && o_off < hi + extent_a).then_some((o_off, o_extent))
 }
 
 thread_local! {
@@ -288,12 +295,11 @@ fn scan_into_differences<const ALONG_X: bool>(
     // the line's ends as indices of d
     let (lo_i, hi_i) = (lo - base, hi - base);
     for o in others {
-        let (o_lane0, o_off) = if ALONG_X { (o.y, o.x) } else { (o.x, o.y) };
-        let (o_lanes, o_extent) = dims::<ALONG_X>(o.raster);
-        // every position's part extent is [p, p + extent_a): skip others entirely out of reach
-        if o_off + o_extent <= lo || o_off >= hi + extent_a {
+        let Some((o_off, _)) = in_reach::<ALONG_X>(o, (lo, hi), extent_a) else {
             continue;
-        }
+        };
+        let o_lane0 = if ALONG_X { o.y } else { o.x };
+        let o_lanes = dims::<ALONG_X>(o.raster).0;
         let l0 = fixed.max(o_lane0);
         let l1 = (fixed + lanes_a).min(o_lane0 + o_lanes);
         if l0 >= l1 {
