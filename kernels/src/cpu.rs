@@ -278,6 +278,7 @@ fn in_reach<const ALONG_X: bool>(
 thread_local! {
     /// A line scan's second differences, kept between the scans of a thread: a search scans
     /// many lines a second, and allocating the array each time cost about 2 % of a strip run.
+    /// Borrowed for the whole scan, so a scan's `emit` must not start another scan.
     static DIFFERENCES: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 

@@ -17,18 +17,18 @@ pub struct PartRaster {
     /// The occupied cells as disjoint rectangles `[x0, y0, x1, y1)`: row runs merged with the
     /// identical runs of the rows above. Whole-map evaluations cost a few lookups per rectangle.
     rects: Vec<[u32; 4]>,
-    /// Each row's run where the row has exactly one, else `SEVERAL_RUNS`; `col_span` the same
+    /// Each row's run where the row has exactly one, else `SEVERAL_RUNS`; `col_spans` the same
     /// for columns. Most lanes of a part hold one run, and a line scan reads them straight from
-    /// here instead of slicing the runs (`cpu::scan_line_into`'s hot loop).
-    row_span: Vec<Run>,
-    col_span: Vec<Run>,
+    /// here instead of slicing the runs (the hot loop of `cpu::scan_into_differences`).
+    row_spans: Vec<Run>,
+    col_spans: Vec<Run>,
 }
 
 /// A lane's span when the lane holds no run or more than one (`PartRaster::row_spans`).
 pub const SEVERAL_RUNS: Run = [u32::MAX, u32::MAX];
 
 /// Each lane's single run, or `SEVERAL_RUNS`.
-fn spans(starts: &[u32], runs: &[Run]) -> Vec<Run> {
+fn single_runs(starts: &[u32], runs: &[Run]) -> Vec<Run> {
     starts
         .windows(2)
         .map(|w| match &runs[w[0] as usize..w[1] as usize] {
@@ -85,8 +85,8 @@ impl PartRaster {
         }
         col_start.push(col_runs.len() as u32);
         let rects = merge_rows(&row_start, &row_runs);
-        let row_span = spans(&row_start, &row_runs);
-        let col_span = spans(&col_start, &col_runs);
+        let row_spans = single_runs(&row_start, &row_runs);
+        let col_spans = single_runs(&col_start, &col_runs);
         PartRaster {
             width,
             height,
@@ -96,8 +96,8 @@ impl PartRaster {
             col_runs,
             area,
             rects,
-            row_span,
-            col_span,
+            row_spans,
+            col_spans,
         }
     }
 
@@ -124,11 +124,11 @@ impl PartRaster {
     }
     /// Each row's single run, or `SEVERAL_RUNS` where it has none or several (then `row`).
     pub fn row_spans(&self) -> &[Run] {
-        &self.row_span
+        &self.row_spans
     }
     /// Each column's single run, or `SEVERAL_RUNS` (then `col`).
     pub fn col_spans(&self) -> &[Run] {
-        &self.col_span
+        &self.col_spans
     }
     pub fn contains(&self, x: u32, y: u32) -> bool {
         x < self.width && y < self.height && self.row(y).iter().any(|r| r[0] <= x && x < r[1])
