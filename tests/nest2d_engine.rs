@@ -250,6 +250,64 @@ fn many_copies_fill_several_sheets_grouped_by_multiplicity() {
     );
 }
 
+/// Rectangles in round sizes that fill two sheets exactly, at the default resolution (whose cell,
+/// a typical part over 128, divides none of their sides): the cell is moved onto the job's
+/// grid, so the tiling fits on the raster as it does in the geometry.
+#[test]
+fn parts_that_tile_the_sheets_exactly_fill_them() {
+    let rect = |id: &str, w: f64, h: f64, n: u32, rotations: Vec<f64>| PartSpec {
+        rotations,
+        ..PartSpec::new(id, PartGeometry::single(Shape::rectangle(w, h)), n)
+    };
+    let problem = Problem {
+        parts: vec![
+            rect("a", 300.0, 500.0, 10, vec![0.0]),
+            rect("b", 250.0, 1000.0, 6, vec![0.0, 90.0]),
+        ],
+        sheets: vec![SheetSpec::rectangle("s", 1500.0, 1000.0)],
+        settings: Settings {
+            max_iterations: Some(40),
+            max_cpu: 1,
+            ..Default::default()
+        },
+    };
+    let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
+    check_all_verified(&problem, &r);
+    assert_eq!(r.stats.parts_placed, 16);
+    assert_eq!(
+        r.stats.sheets_used, 2,
+        "two full sheets: five by two of 300 x 500, six of 250 x 1000"
+    );
+}
+
+/// The same with a part spacing: four 240-wide parts and three 10 mm gaps make 990 of a
+/// 1000-long sheet, two 395-high rows and a gap exactly its 800 height. The rasters grow by
+/// exactly half the spacing where the grid allows, not a cell more. (At 96 cells to the part the
+/// cell is 2.5 mm, which the job's 5 mm grid holds twice; at the default 128 it would be 1.875,
+/// too far from a whole division of 5 to move, `grid::aligned_cell`.)
+#[test]
+fn parts_that_tile_a_sheet_exactly_with_their_spacing_fill_it() {
+    let part = PartSpec {
+        rotations: vec![0.0],
+        ..PartSpec::new("r", PartGeometry::single(Shape::rectangle(240.0, 395.0)), 8)
+    };
+    let problem = Problem {
+        parts: vec![part],
+        sheets: vec![SheetSpec::rectangle("s", 1000.0, 800.0)],
+        settings: Settings {
+            part_spacing: 10.0,
+            cells_per_part: 96.0,
+            max_iterations: Some(40),
+            max_cpu: 1,
+            ..Default::default()
+        },
+    };
+    let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
+    check_all_verified(&problem, &r);
+    assert_eq!(r.stats.parts_placed, 8);
+    assert_eq!(r.stats.sheets_used, 1);
+}
+
 #[test]
 fn interim_results_are_reported_and_cancel_keeps_the_best() {
     let mut rng = Rng(99);

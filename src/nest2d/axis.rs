@@ -72,7 +72,11 @@ pub(super) fn better_across(
         across_last = b.2,
         "fill axis"
     );
-    (b < a).then_some((cross, other))
+    // on a tie the sheet's X axis, whichever was asked: full sheets have no remnant, so the
+    // asked direction has no say in them, and a job asked along Y gets the same full sheets as
+    // along X (ties are common where the cells line up with the parts' grid, `grid.rs`)
+    let tie_goes_across = problem.settings.direction == Direction::Y;
+    (b < a || (b == a && tie_goes_across)).then_some((cross, other))
 }
 
 /// The last sheet's parts first-fitted, along the asked direction, on the same sheet type, at

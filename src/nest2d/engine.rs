@@ -1394,13 +1394,18 @@ fn choose_cell(problem: &Problem, cells_per_part: f64) -> (f64, f64) {
     let typical = dims.get(dims.len() / 2).copied().unwrap_or(1.0);
     let mut cell = typical / cells_per_part.max(4.0);
     let max_sheet_cells = 64.0e6;
+    let mut capped = false;
     for sh in &problem.sheets {
         let (w, h) = sh.extent();
         let need = (w / cell) * (h / cell);
         if need > max_sheet_cells {
             cell *= (need / max_sheet_cells).sqrt();
+            capped = true;
         }
     }
+    // straight edges on cell lines, so that exact tilings fit on the raster too (grid.rs)
+    let grid = super::grid::natural_grid(problem, cell);
+    let cell = super::grid::aligned_cell(cell, grid, !capped);
     (cell, typical)
 }
 
@@ -1428,54 +1433,49 @@ fn orientations(
     } else {
         sp / 2.0
     };
+    // two rasters grown by k cells that share no cell hold their material at least 2k cells
+    // apart, so k = grow / cell exactly is enough (on a grid-aligned cell it often is whole)
     let k = if grow > 0.0 {
-        (grow / cell).floor() as u32 + 1
+        (grow / cell - 1e-9).ceil().max(1.0) as u32
     } else {
         0
     };
     let mut out: Vec<Oriented> = Vec::new();
-    let mirrors: &[bool] = if p.allow_mirror {
-        &[false, true]
-    } else {
-        &[false]
-    };
-    for &m in mirrors {
-        for &rot in &p.rotations {
-            let t = frame
-                .linear()
-                .then_after(&Affine::placement(m, rot, 0.0, 0.0));
-            let shape = g.transformed(&t);
-            let bbox = shape.bbox();
-            // an orientation no sheet can hold is never searched, so it is never rasterized
-            // (an absurdly large part must not cost an absurdly large raster)
-            let fits_some_sheet = problem.sheets.iter().any(|sh| {
-                let (w, h) = sh.extent();
-                let (cl, ch) = frame.extent(w, h);
-                bbox.width() <= cl * (1.0 + 1e-9) && bbox.height() <= ch * (1.0 + 1e-9)
-            });
-            if !fits_some_sheet || !(bbox.width().is_finite() && bbox.height().is_finite()) {
-                continue;
-            }
-            let (raster, origin) = rasterize(&shape, cell, k);
-            let o = Oriented {
-                rotation: rot,
-                mirrored: m,
-                depth: depth.levels.of(&raster, depth.unit),
-                raster,
-                origin,
-                bbox,
-                margin: k,
-            };
-            // symmetric parts give identical orientations; keep one
-            let dup = out.iter().any(|q| {
-                q.raster == o.raster
-                    && (q.bbox.width() - o.bbox.width()).abs() < 1e-9
-                    && (q.bbox.height() - o.bbox.height()).abs() < 1e-9
-                    && same_outline(q, &o)
-            });
-            if !dup {
-                out.push(o);
-            }
+    for (m, rot) in p.orientations() {
+        let t = frame
+            .linear()
+            .then_after(&Affine::placement(m, rot, 0.0, 0.0));
+        let shape = g.transformed(&t);
+        let bbox = shape.bbox();
+        // an orientation no sheet can hold is never searched, so it is never rasterized
+        // (an absurdly large part must not cost an absurdly large raster)
+        let fits_some_sheet = problem.sheets.iter().any(|sh| {
+            let (w, h) = sh.extent();
+            let (cl, ch) = frame.extent(w, h);
+            bbox.width() <= cl * (1.0 + 1e-9) && bbox.height() <= ch * (1.0 + 1e-9)
+        });
+        if !fits_some_sheet || !(bbox.width().is_finite() && bbox.height().is_finite()) {
+            continue;
+        }
+        let (raster, origin) = rasterize(&shape, cell, k);
+        let o = Oriented {
+            rotation: rot,
+            mirrored: m,
+            depth: depth.levels.of(&raster, depth.unit),
+            raster,
+            origin,
+            bbox,
+            margin: k,
+        };
+        // symmetric parts give identical orientations; keep one
+        let dup = out.iter().any(|q| {
+            q.raster == o.raster
+                && (q.bbox.width() - o.bbox.width()).abs() < 1e-9
+                && (q.bbox.height() - o.bbox.height()).abs() < 1e-9
+                && same_outline(q, &o)
+        });
+        if !dup {
+            out.push(o);
         }
     }
     out

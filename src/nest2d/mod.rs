@@ -6,6 +6,7 @@ mod common_cut;
 pub mod cut_check;
 pub mod engine;
 pub mod frame;
+mod grid;
 mod kits;
 pub mod model;
 pub mod raster;

@@ -21,6 +21,19 @@ impl PartSpec {
             common_cut: None,
         }
     }
+
+    /// Every orientation the part may take, as (mirrored, rotation in degrees): each allowed
+    /// rotation, then each again mirrored where mirroring is allowed.
+    pub fn orientations(&self) -> impl Iterator<Item = (bool, f64)> + '_ {
+        let mirrors: &'static [bool] = if self.allow_mirror {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        mirrors
+            .iter()
+            .flat_map(move |&m| self.rotations.iter().map(move |&r| (m, r)))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
