@@ -76,6 +76,14 @@ fn check_all_verified(problem: &Problem, r: &NestResult) {
     assert_eq!(placed + r.stats.parts_unplaced, r.stats.parts_requested);
 }
 
+/// A `w` x `h` rectangle part, `n` copies, turning by `rotations`.
+fn rect(id: &str, w: f64, h: f64, n: u32, rotations: Vec<f64>) -> PartSpec {
+    PartSpec {
+        rotations,
+        ..PartSpec::new(id, PartGeometry::single(Shape::rectangle(w, h)), n)
+    }
+}
+
 #[test]
 fn random_instances_always_verify() {
     let mut rng = Rng(0xC0FFEE);
@@ -224,10 +232,7 @@ fn oversized_part_is_unplaced_with_a_reason() {
 
 #[test]
 fn many_copies_fill_several_sheets_grouped_by_multiplicity() {
-    let part = PartSpec {
-        rotations: vec![0.0],
-        ..PartSpec::new("r", PartGeometry::single(Shape::rectangle(30.0, 20.0)), 40)
-    };
+    let part = rect("r", 30.0, 20.0, 40, vec![0.0]);
     let settings = Settings {
         max_iterations: Some(5),
         max_cpu: 1,
@@ -255,10 +260,6 @@ fn many_copies_fill_several_sheets_grouped_by_multiplicity() {
 /// grid, so the tiling fits on the raster as it does in the geometry.
 #[test]
 fn parts_that_tile_the_sheets_exactly_fill_them() {
-    let rect = |id: &str, w: f64, h: f64, n: u32, rotations: Vec<f64>| PartSpec {
-        rotations,
-        ..PartSpec::new(id, PartGeometry::single(Shape::rectangle(w, h)), n)
-    };
     let problem = Problem {
         parts: vec![
             rect("a", 300.0, 500.0, 10, vec![0.0]),
@@ -287,12 +288,8 @@ fn parts_that_tile_the_sheets_exactly_fill_them() {
 /// too far from a whole division of 5 to move, `grid::aligned_cell`.)
 #[test]
 fn parts_that_tile_a_sheet_exactly_with_their_spacing_fill_it() {
-    let part = PartSpec {
-        rotations: vec![0.0],
-        ..PartSpec::new("r", PartGeometry::single(Shape::rectangle(240.0, 395.0)), 8)
-    };
     let problem = Problem {
-        parts: vec![part],
+        parts: vec![rect("r", 240.0, 395.0, 8, vec![0.0])],
         sheets: vec![SheetSpec::rectangle("s", 1000.0, 800.0)],
         settings: Settings {
             part_spacing: 10.0,

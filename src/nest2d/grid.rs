@@ -126,18 +126,14 @@ pub fn aligned_cell(cell: f64, grid: Option<f64>, finer_allowed: bool) -> f64 {
         return cell;
     };
     let ratio = grid / cell;
-    let coarser = ratio.floor();
-    let finer = ratio.ceil();
-    let mut candidates: Vec<f64> = Vec::with_capacity(2);
-    if coarser >= 1.0 && grid / coarser <= COARSEST * cell {
-        candidates.push(grid / coarser);
-    }
-    if finer_allowed && grid / finer >= FINEST * cell {
-        candidates.push(grid / finer);
-    }
-    candidates
+    let coarser = Some(grid / ratio.floor()).filter(|c| ratio >= 1.0 && *c <= COARSEST * cell);
+    let finer = Some(grid / ratio.ceil()).filter(|c| finer_allowed && *c >= FINEST * cell);
+    // the nearer of the two, as a ratio to what was asked
+    let off = |c: &f64| (c / cell).ln().abs();
+    coarser
         .into_iter()
-        .min_by(|a, b| (a / cell).ln().abs().total_cmp(&(b / cell).ln().abs()))
+        .chain(finer)
+        .min_by(|a, b| off(a).total_cmp(&off(b)))
         .unwrap_or(cell)
 }
 
