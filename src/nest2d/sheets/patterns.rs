@@ -33,8 +33,13 @@ use std::time::{Duration, Instant};
 
 /// Jobs of fewer sheets (the construction's) are rebuilt sheet by sheet alone.
 const MIN_SHEETS: usize = 8;
-/// The least share of the pool's part area in kinds with a copy or more for every sheet.
+/// The least share of the pool's part area in kinds of `MIN_COPIES` copies or more.
 const REPEATABLE: f64 = 0.5;
+/// The copies a kind needs for a pattern holding it to be cut several times. Not a copy for
+/// every sheet: fu_x10 (10 copies of each kind, 24 sheets of four to seven parts) went from 25
+/// sheets to 23 and 24 at seeds 1 and 2 by patterns, albano_x5, mao_x6 and fu_x6 (5 to 12
+/// copies on 10 to 16 sheets) kept their counts (`benches/history/multi-sheet.md`).
+const MIN_COPIES: u32 = 4;
 /// Patterns generated at most (each costs a sheet's densification).
 const MAX_PATTERNS: usize = 48;
 /// Patterns in a row that the LP does not take before the generation stops.
@@ -81,17 +86,18 @@ pub(super) struct Plan {
 impl SheetSearch<'_> {
     /// Whether a job's pool suits a plan by patterns: it suits repeated layouts
     /// (`suits_repeated_layouts`), the construction took `MIN_SHEETS` or more (`sheets`),
-    /// and at least `REPEATABLE` of the part area in kinds with a copy or more for every sheet
-    /// (a pattern holding them can be cut many times).
+    /// and at least `REPEATABLE` of the part area in kinds of `MIN_COPIES` copies or more (a
+    /// pattern holding them can be cut several times; a job of distinct parts, or of pairs,
+    /// gains nothing from an LP that could cut each pattern once, and loses the time).
     pub(super) fn suits_patterns(&self, pool: &[Item], sheets: usize) -> bool {
         let p = self.problem;
         let area = |part: usize| p.parts[part].geometry.area();
-        // the pool's area in kinds with a copy or more for every sheet: what patterns repeat
+        // the pool's area in kinds of many copies: what patterns repeat
         let kinds = kinds_of(pool);
         let repeatable: f64 = kinds
             .iter()
             .zip(copies_of(&kinds, pool.iter()))
-            .filter(|&(_, copies)| copies as usize >= sheets)
+            .filter(|&(_, copies)| copies >= MIN_COPIES)
             .map(|(&k, copies)| copies as f64 * area(k))
             .sum();
         let total: f64 = pool.iter().map(|i| area(i.part)).sum();
@@ -936,8 +942,13 @@ pub(super) mod tests {
             !suits(&p, MIN_SHEETS - 1),
             "too few sheets for patterns to repeat"
         );
-        // the squares hold 4000 of the 5000 units of area, and 40 copies serve no 50 sheets
-        assert!(!suits(&p, 50));
+        // forty copies of each kind serve fifty sheets: a pattern is cut several times, not
+        // once on every sheet
+        assert!(suits(&p, 50));
+        // where the squares hold most of the area (300 or 400 of it against the strips' 100),
+        // three copies are too few for a pattern to repeat, four enough
+        assert!(!suits(&problem(MIN_COPIES - 1, 10), 10), "too few copies");
+        assert!(suits(&problem(MIN_COPIES, 10), 10));
         let mut two_types = problem(40, 100);
         two_types.sheets.push(SheetSpec::rectangle("t", 30.0, 20.0));
         assert!(!suits(&two_types, 10), "several sheet types");
