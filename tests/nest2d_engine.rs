@@ -76,6 +76,13 @@ fn check_all_verified(problem: &Problem, r: &NestResult) {
     assert_eq!(placed + r.stats.parts_unplaced, r.stats.parts_requested);
 }
 
+/// The problem nested on the CPU, every sheet checked by the verifier (`check_all_verified`).
+fn nest_verified(problem: &Problem) -> NestResult {
+    let r = nest(problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
+    check_all_verified(problem, &r);
+    r
+}
+
 /// A `w` x `h` rectangle part, `n` copies, turning by `rotations`.
 fn rect(id: &str, w: f64, h: f64, n: u32, rotations: Vec<f64>) -> PartSpec {
     PartSpec {
@@ -121,8 +128,7 @@ fn random_instances_always_verify() {
             sheets: vec![sheet],
             settings,
         };
-        let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
-        check_all_verified(&problem, &r);
+        let r = nest_verified(&problem);
         assert!(r.stats.parts_placed > 0, "case {case}: nothing placed");
     }
 }
@@ -166,8 +172,7 @@ fn irregular_sheet_with_a_defect_verifies() {
         sheets: vec![sheet],
         settings,
     };
-    let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
-    check_all_verified(&problem, &r);
+    let r = nest_verified(&problem);
     assert_eq!(r.stats.parts_placed, 30);
 }
 
@@ -245,8 +250,7 @@ fn many_copies_fill_several_sheets_grouped_by_multiplicity() {
         sheets: vec![SheetSpec::rectangle("s", 100.0, 60.0)],
         settings,
     };
-    let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
-    check_all_verified(&problem, &r);
+    let r = nest_verified(&problem);
     assert_eq!(r.stats.parts_placed, 40);
     assert_eq!(r.stats.sheets_used, 5);
     assert_eq!(
@@ -272,8 +276,7 @@ fn parts_that_tile_the_sheets_exactly_fill_them() {
             ..Default::default()
         },
     };
-    let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
-    check_all_verified(&problem, &r);
+    let r = nest_verified(&problem);
     assert_eq!(r.stats.parts_placed, 16);
     assert_eq!(
         r.stats.sheets_used, 2,
@@ -299,8 +302,7 @@ fn parts_that_tile_a_sheet_exactly_with_their_spacing_fill_it() {
             ..Default::default()
         },
     };
-    let r = nest(&problem, &CpuEvaluator, &CancelHandle::default(), &|_| {}).unwrap();
-    check_all_verified(&problem, &r);
+    let r = nest_verified(&problem);
     assert_eq!(r.stats.parts_placed, 8);
     assert_eq!(r.stats.sheets_used, 1);
 }

@@ -47,16 +47,12 @@ pub fn natural_grid(problem: &Problem, cell: f64) -> Option<f64> {
         let area = g.area() * p.quantity as f64;
         total += area;
         // the part joins in all its orientations or not at all
-        let mut with_part = Some(grid);
-        for (m, rot) in p.orientations() {
+        let with_part = p.orientations().try_fold(grid, |gr, (m, rot)| {
             let shape = g.transformed(&linear.then_after(&Affine::placement(m, rot, 0.0, 0.0)));
             let b = shape.bbox();
             let scale = b.width().max(b.height());
-            with_part = with_part.and_then(|gr| {
-                let step = straight_edge_step(&shape, b, scale)?;
-                joined(gr, step, scale).map(Some)
-            });
-        }
+            joined(gr, straight_edge_step(&shape, b, scale)?, scale).map(Some)
+        });
         if let Some(gr) = with_part {
             grid = gr;
             on_grid += area;
