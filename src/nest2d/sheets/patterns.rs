@@ -10,8 +10,9 @@
 //! then insertions by the local search), from a share in which each kind's copies follow its
 //! dual per unit of area (`priced_share`) instead of its copies left; every second one first
 //! places as many big parts as the sheet takes, alone (its share's big parts pressed together
-//! as a strip where that holds more than their first fit, `pressed_bigs`; then more of them,
-//! those worth most to the plan per unit of area first, `by_worth`), so that a sheet holding
+//! as a strip where that holds more than their first fit, `pressed_bigs`; grown by whole
+//! presses to the composition worth most at the duals that fits, `grow_bigs`; then more of
+//! them inserted, those worth most to the plan per unit of area first, `by_worth`), so that a sheet holding
 //! one more of them is found before small parts are in their way; where an opening kept from
 //! an earlier big-first pattern (after its insertions) ranks above the pattern's own (before
 //! them) at the current duals, it opens with that one and skips the insertions
@@ -48,6 +49,17 @@ const STALLS: usize = 4;
 const BIG_PART: f64 = 0.05;
 /// Share of a big-first pattern's time for placing its big parts.
 const BIG_FIRST_SHARE: f64 = 0.4;
+/// Presses at most for growing one big-first opening's big parts (`grow_bigs`), in a fifth of
+/// its pattern's time: a composition that does not fit takes its whole share of that.
+const GROW_PRESSES: usize = 4;
+/// Openings in a row whose growth ended in a misfit before a plan stops growing them: where
+/// the presses' share of a pattern is too short for them to fit anything (shirts_x10, about
+/// 0.05 s a press), they would only take time from the insertions.
+const MAX_MISSES: usize = 4;
+/// The least share of the pool's part area in small parts for growing big-first openings: fu_x6
+/// (3 % in small parts) took 11 sheets against 10 with the presses, which found little there
+/// and took time from the insertions.
+const GROW_SMALL_SHARE: f64 = 0.1;
 /// The least share of a pattern's part area a copy of it must hold (see `copy_if_available`).
 const MIN_COPY: f64 = 0.9;
 /// The least part area of a pattern that is cut, as a share of the densest pattern's.
@@ -68,6 +80,16 @@ pub(super) struct PatternBudget {
     /// left: a job planned by patterns spends more of an iteration budget than one rebuilt
     /// sheet by sheet.
     pub rounds: Option<u64>,
+}
+
+/// What growing big-first openings has learnt in one plan (`SheetSearch::grow_bigs`).
+#[derive(Default)]
+pub(super) struct Growth {
+    /// Compositions of big parts (counts per kind) that did not fit: none holding at least as
+    /// many of every kind is pressed again.
+    infeasible: Vec<Vec<u32>>,
+    /// Openings in a row whose growth ended in a misfit (`MAX_MISSES`).
+    misses: usize,
 }
 
 /// What a plan by patterns gives the rebuild.
@@ -151,6 +173,8 @@ impl SheetSearch<'_> {
         let capacity = sheet_area * super::EXPECTED_UTILISATION / 100.0;
         let mut stalls = 0;
         let mut generated = 0;
+        // what growing big-first openings has learnt (`grow_bigs`), for the whole plan
+        let mut growth = Growth::default();
         // (`Plan::openings`)
         let mut openings: Vec<FilledSheet> = Vec::new();
         // under an iteration budget the count ends the generation, never the clock
@@ -238,6 +262,24 @@ impl SheetSearch<'_> {
                         sheet = pressed;
                     }
                 }
+                // then grown by whole presses: insertions, which make room for one part at
+                // a time, seldom find a sheet of one big part more
+                // (benches/history/multi-sheet.md, thirtieth session)
+                let densest = patterns
+                    .iter()
+                    .map(|p| p.part_area(problem))
+                    .fold(0.0, f64::max);
+                self.grow_bigs(
+                    &mut sheet,
+                    &virtual_pool,
+                    &kinds,
+                    &duals,
+                    densest,
+                    &mut growth,
+                    part_of(Instant::now(), BIG_FIRST_SHARE / 2.0),
+                    GROW_PRESSES,
+                    salt ^ 0x6e0,
+                );
                 // an opening kept from an earlier pattern may be worth more to the plan at these
                 // duals: trousers_x8's legs pressed four and two (69 % of the sheet) or one and
                 // four are found now and then, and the later big-first patterns build on them
@@ -391,8 +433,38 @@ impl SheetSearch<'_> {
         fill_by: Instant,
         seed: u64,
     ) -> Option<FilledSheet> {
+        self.pressed_bigs_until(on, bigs, slice, fill_by, seed, false)
+    }
+
+    /// `pressed_bigs`; with `to_fit`, none is kept unless every one was first-fitted, and (but
+    /// under an iteration budget) every thread stops once the press fits them all within the
+    /// sheet.
+    fn pressed_bigs_until(
+        &self,
+        on: &FilledSheet,
+        bigs: &[Item],
+        slice: Slice,
+        fill_by: Instant,
+        seed: u64,
+        to_fit: bool,
+    ) -> Option<FilledSheet> {
         let long = self.long_sheet(on, bigs, fill_by)?;
-        let pressed = self.press(&long, slice, seed);
+        if to_fit && long.placed.len() < bigs.len() {
+            return None;
+        }
+        // (under an iteration budget every press runs to its rounds, as `sets` does: a press
+        // stopped as soon as one thread fits would end the other's search wherever the clock
+        // left it)
+        let until = if to_fit && slice.rounds.is_none() {
+            on.area.x1
+        } else {
+            f64::NEG_INFINITY
+        };
+        let pressed = if to_fit && long.used_length() <= until {
+            long.clone()
+        } else {
+            self.press_until(&long, slice, seed, until)
+        };
         let mut sheet = super::emptied(on);
         sheet.placed = pressed
             .placed
@@ -405,6 +477,106 @@ impl SheetSearch<'_> {
             })
             .collect();
         Some(sheet)
+    }
+
+    /// Grows the big parts of a big-first opening (`sheet`, big parts only, from `pool`) by
+    /// whole presses, at most `tries`: one more big part, or one of a kind traded for one or
+    /// two of another, of at most `cap` of part area (the densest pattern's: more big-part
+    /// area than that seldom fits), worth more at `duals` (or as much, with more area) than
+    /// the opening, the one worth most first; each is pressed as a strip on the sheet made
+    /// twice as long (`pressed_bigs_until`, stopping once it all ends within the sheet) and
+    /// kept where it does. Why: an insertion makes room for one part by moving the others a
+    /// little, and rarely turns a stack of five of trousers' legs into one of six, which
+    /// pressing the six from a fresh first fit finds. The first composition that does not fit
+    /// ends the growth (those after it are worth less); it is remembered in `growth` for the
+    /// rest of the plan, and none holding at least as many of every kind is pressed again
+    /// (pressing is a search: a composition that would fit may be missed, and then stays out).
+    /// After `MAX_MISSES` openings in a row ended so, the plan grows none.
+    #[allow(clippy::too_many_arguments)]
+    fn grow_bigs(
+        &self,
+        sheet: &mut FilledSheet,
+        pool: &[Item],
+        kinds: &[usize],
+        duals: &[f64],
+        cap: f64,
+        growth: &mut Growth,
+        slice: Slice,
+        tries: usize,
+        seed: u64,
+    ) {
+        let problem = self.problem;
+        let sheet_area = problem.sheets[sheet.sheet].area();
+        let area_of = |items: &[Item]| -> f64 {
+            items
+                .iter()
+                .map(|i| problem.parts[i.part].geometry.area())
+                .sum()
+        };
+        // with few small parts to make room for, a pattern is its big parts, and the
+        // insertions that follow do as well in less time
+        let small: Vec<Item> = pool
+            .iter()
+            .copied()
+            .filter(|i| !is_big_part(problem, i.part, sheet_area))
+            .collect();
+        if area_of(&small) < GROW_SMALL_SHARE * area_of(pool) || growth.misses >= MAX_MISSES {
+            return;
+        }
+        let big_kinds: Vec<usize> = kinds
+            .iter()
+            .copied()
+            .filter(|&k| is_big_part(problem, k, sheet_area))
+            .collect();
+        let mut left = tries;
+        while left > 0 && Instant::now() < slice.deadline && !self.cancel.is_cancelled() {
+            let on: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
+            let candidates = compositions_next_to(&on, pool, &big_kinds);
+            let worth_now = worth_at(&copies_of(kinds, on.iter()), duals);
+            let area_now = area_of(&on);
+            let mut ranked: Vec<(f64, f64, Vec<u32>, Vec<Item>)> = candidates
+                .into_iter()
+                .map(|c| {
+                    let counts = copies_of(kinds, c.iter());
+                    (worth_at(&counts, duals), area_of(&c), counts, c)
+                })
+                .filter(|(w, a, counts, _)| {
+                    (*w > worth_now + 1e-9 || (*w >= worth_now - 1e-9 && *a > area_now + 1e-9))
+                        && *a <= cap.min(sheet_area)
+                        && !growth
+                            .infeasible
+                            .iter()
+                            .any(|f| f.iter().zip(counts).all(|(x, y)| x <= y))
+                })
+                .collect();
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+            let Some((_, _, counts, items)) = ranked.into_iter().next() else {
+                return;
+            };
+            let test = slice.first(1.0 / left as f64);
+            left -= 1;
+            // (under an iteration budget the first fit is not cut by the test's own share)
+            let fill_by = if test.rounds.is_some() {
+                slice.deadline
+            } else {
+                test.deadline
+            };
+            let grown = self.pressed_bigs_until(sheet, &items, test, fill_by, seed, true);
+            match grown {
+                Some(g) if g.placed.len() == items.len() => {
+                    tracing::debug!(counts = ?counts, "big parts grown");
+                    *sheet = g;
+                    growth.misses = 0;
+                }
+                _ => {
+                    // the next compositions are worth less: the time goes to the insertions
+                    tracing::debug!(counts = ?counts, "big parts do not fit");
+                    growth.infeasible.push(counts);
+                    growth.misses += 1;
+                    return;
+                }
+            }
+        }
     }
 
     /// `bigs` first-fitted on an empty sheet of `on`'s type made twice as long (its usable
@@ -426,6 +598,40 @@ impl SheetSearch<'_> {
         long.refill(self.eval, &mut left, fill_by);
         (!long.placed.is_empty()).then_some(long)
     }
+}
+
+/// The compositions one step from the big parts `on` (`grow_bigs`), with parts from `pool`
+/// not on it: one more of a kind of `big_kinds`, or one of a kind on it traded for one or two
+/// of another.
+fn compositions_next_to(on: &[Item], pool: &[Item], big_kinds: &[usize]) -> Vec<Vec<Item>> {
+    // the first `n` of kind `k` in the pool that are not on the sheet, if there are so many
+    let free = |k: usize, n: usize| -> Option<Vec<Item>> {
+        let v: Vec<Item> = pool
+            .iter()
+            .filter(|i| i.part == k && !on.iter().any(|o| o.same_unit(i)))
+            .take(n)
+            .copied()
+            .collect();
+        (v.len() == n).then_some(v)
+    };
+    let mut next: Vec<Vec<Item>> = Vec::new();
+    for &k in big_kinds {
+        if let Some(more) = free(k, 1) {
+            next.push(on.iter().copied().chain(more).collect());
+        }
+        for n in 1..=2 {
+            let Some(more) = free(k, n) else { break };
+            for &j in big_kinds.iter().filter(|&&j| j != k) {
+                if let Some(at) = on.iter().position(|i| i.part == j) {
+                    let mut c = on.to_vec();
+                    c.remove(at);
+                    c.extend(more.iter().copied());
+                    next.push(c);
+                }
+            }
+        }
+    }
+    next
 }
 
 /// Whether `part` is a big one on a sheet of `sheet_area`: `BIG_PART` of it or more.
@@ -922,6 +1128,129 @@ pub(super) mod tests {
                 "a planned sheet is dense"
             );
         }
+    }
+
+    /// Parts of the given rectangles (width, height, copies) on 21 x 21 sheets.
+    fn rectangles(parts: &[(f64, f64, u32)]) -> Problem {
+        Problem {
+            parts: parts
+                .iter()
+                .enumerate()
+                .map(|(k, &(w, h, n))| {
+                    PartSpec::new(
+                        &format!("r{k}"),
+                        PartGeometry::single(Shape::rectangle(w, h)),
+                        n,
+                    )
+                })
+                .collect(),
+            sheets: vec![SheetSpec::rectangle("s", 21.0, 21.0)],
+            settings: Settings {
+                max_iterations: Some(200),
+                ..Settings::default()
+            },
+        }
+    }
+
+    #[test]
+    fn big_parts_grow_to_the_composition_worth_most_that_fits_and_misfits_are_remembered() {
+        // squares of 10 and half squares (10 x 5), big; strips of 2 x 5, small: every mix of
+        // big parts of up to 400 of area fits the 21 x 21 sheet, none of more
+        let p = rectangles(&[(10.0, 10.0, 4), (10.0, 5.0, 4), (2.0, 5.0, 20)]);
+        let res = crate::nest2d::engine::resolution(&p, 16.0);
+        let cancel = CancelHandle::default();
+        let search = cpu_search(&p, &cancel);
+        let far = Instant::now() + Duration::from_secs(60);
+        let slice = Slice {
+            deadline: far,
+            rounds: Some(400),
+            retries: MAX_RETRIES,
+            press_refused: false,
+        };
+        let kinds = [0, 1, 2];
+        let duals = [0.1, 0.2, 0.0];
+        let mut pool = squares_and_strips(4, 4);
+        pool.extend(items(2, 20));
+        let counts = |s: &FilledSheet| copies_of(&kinds, s.placed.iter().map(|(i, _)| i));
+        let start = layout(&p, &res, items(0, 3));
+        let grown = |cap: f64, growth: &mut Growth| {
+            let mut sheet = start.clone();
+            search.grow_bigs(&mut sheet, &pool, &kinds, &duals, cap, growth, slice, 8, 1);
+            assert!(sheet.used_length() <= sheet.area.x1 + 1e-9);
+            sheet
+        };
+        // the halves worth twice a square for their area: three squares (worth 0.3) become
+        // two squares and two halves (0.6), then one and four (0.9), then two and four (1.0,
+        // 400 of area); one and five would need a fifth half, three and four more room than
+        // the sheet has
+        let mut growth = Growth::default();
+        assert_eq!(counts(&grown(441.0, &mut growth)), vec![2, 4, 0]);
+        assert!(
+            growth.infeasible.is_empty(),
+            "every composition tried fitted"
+        );
+        // never more big-part area than `cap`: one and four (300) is as far as 350 goes
+        assert_eq!(counts(&grown(350.0, &mut growth)), vec![1, 4, 0]);
+        // a composition known not to fit is never tried, nor any that holds at least as many
+        // of each kind: from three squares only three and one is left
+        let mut growth = Growth {
+            infeasible: vec![vec![2, 2, 0]],
+            misses: 0,
+        };
+        assert_eq!(counts(&grown(441.0, &mut growth)), vec![3, 1, 0]);
+        assert_eq!(growth.infeasible, vec![vec![2, 2, 0]]);
+        // after `MAX_MISSES` misfits in a row the plan grows nothing
+        growth.misses = MAX_MISSES;
+        assert_eq!(counts(&grown(441.0, &mut growth)), vec![3, 0, 0]);
+        // no small part in the pool: nothing to make room for, nothing grown
+        let bigs: Vec<Item> = squares_and_strips(4, 4);
+        let mut sheet = start.clone();
+        let mut growth = Growth::default();
+        search.grow_bigs(
+            &mut sheet,
+            &bigs,
+            &kinds,
+            &duals,
+            441.0,
+            &mut growth,
+            slice,
+            8,
+            1,
+        );
+        assert_eq!(counts(&sheet), vec![3, 0, 0]);
+        // squares of 12: a second never fits beside the first, which is remembered, and ends
+        // the growth
+        let p = rectangles(&[(12.0, 12.0, 3), (2.0, 5.0, 20)]);
+        let res = crate::nest2d::engine::resolution(&p, 16.0);
+        let search = cpu_search(&p, &cancel);
+        let mut sheet = layout(&p, &res, items(0, 1));
+        let mut pool = items(0, 3);
+        pool.extend(items(1, 20));
+        let mut growth = Growth::default();
+        search.grow_bigs(
+            &mut sheet,
+            &pool,
+            &[0, 1],
+            &[1.0, 0.0],
+            441.0,
+            &mut growth,
+            slice,
+            8,
+            1,
+        );
+        assert_eq!(sheet.placed.len(), 1);
+        assert_eq!(growth.infeasible, vec![vec![2, 0]]);
+        assert_eq!(growth.misses, 1);
+        // the sheet's parts never overlap
+        let c = crate::nest2d::search::Compactor::new(
+            &CpuEvaluator,
+            &sheet.area,
+            sheet.orientation_lists(),
+            sheet.poses(),
+            1,
+            p.settings.move_set(),
+        );
+        assert_eq!(c.total_overlap(), 0);
     }
 
     #[test]
