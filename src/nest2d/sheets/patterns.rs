@@ -12,8 +12,8 @@
 //! places as many big parts as the sheet takes, alone (its share's big parts pressed together
 //! as a strip where that holds more than their first fit, `pressed_bigs`; grown by whole
 //! presses to the composition worth most at the duals that fits, `grow_bigs`; then more of
-//! them inserted, those worth most to the plan per unit of area first, `by_worth`), so that a sheet holding
-//! one more of them is found before small parts are in their way; where an opening kept from
+//! them inserted, those worth most to the plan per unit of area first, `by_worth`), so that
+//! a sheet holding one more of them is found before small parts are in their way; where an opening kept from
 //! an earlier big-first pattern (after its insertions) ranks above the pattern's own (before
 //! them) at the current duals, it opens with that one and skips the insertions
 //! (`Plan::openings`: a dense arrangement of the big parts, found now and then, is built on by
@@ -49,13 +49,14 @@ const STALLS: usize = 4;
 const BIG_PART: f64 = 0.05;
 /// Share of a big-first pattern's time for placing its big parts.
 const BIG_FIRST_SHARE: f64 = 0.4;
-/// Presses at most for growing one big-first opening's big parts (`grow_bigs`), in a fifth of
-/// its pattern's time: a composition that does not fit takes its whole share of that.
+/// Presses at most for growing one big-first opening's big parts (`grow_bigs`), each with this
+/// share of the growth's time and rounds (a fifth of the pattern's, taken from the big parts'
+/// insertions after it): a composition that does not fit takes its whole share.
 const GROW_PRESSES: usize = 4;
 /// Openings in a row whose growth ended in a misfit before a plan stops growing them: where
 /// the presses' share of a pattern is too short for them to fit anything (shirts_x10, about
 /// 0.05 s a press), they would only take time from the insertions.
-const MAX_MISSES: usize = 4;
+const MAX_GROW_MISSES: usize = 4;
 /// The least share of the pool's part area in small parts for growing big-first openings: fu_x6
 /// (3 % in small parts) took 11 sheets against 10 with the presses, which found little there
 /// and took time from the insertions.
@@ -75,8 +76,8 @@ pub(super) struct PatternBudget {
     /// own time limit: every pattern's first fits are all tried),
     pub patterns: usize,
     /// each with these local-search rounds (a pattern that places its big parts first takes
-    /// more for that: 0.2 of them for each thread that presses them, `pressed_bigs`, and 0.4
-    /// to insert more). They come on top of the rebuild's rounds for the sheets
+    /// more for that: 0.2 of them for each thread that presses them, `pressed_bigs`, up to 0.2
+    /// to grow them, `grow_bigs`, and 0.4 to insert more). They come on top of the rebuild's rounds for the sheets
     /// left: a job planned by patterns spends more of an iteration budget than one rebuilt
     /// sheet by sheet.
     pub rounds: Option<u64>,
@@ -84,11 +85,11 @@ pub(super) struct PatternBudget {
 
 /// What growing big-first openings has learnt in one plan (`SheetSearch::grow_bigs`).
 #[derive(Default)]
-pub(super) struct Growth {
+pub(super) struct GrowthMemory {
     /// Compositions of big parts (counts per kind) that did not fit: none holding at least as
     /// many of every kind is pressed again.
     infeasible: Vec<Vec<u32>>,
-    /// Openings in a row whose growth ended in a misfit (`MAX_MISSES`).
+    /// Openings in a row whose growth ended in a misfit (`MAX_GROW_MISSES`).
     misses: usize,
 }
 
@@ -174,7 +175,7 @@ impl SheetSearch<'_> {
         let mut stalls = 0;
         let mut generated = 0;
         // what growing big-first openings has learnt (`grow_bigs`), for the whole plan
-        let mut growth = Growth::default();
+        let mut grown_before = GrowthMemory::default();
         // (`Plan::openings`)
         let mut openings: Vec<FilledSheet> = Vec::new();
         // under an iteration budget the count ends the generation, never the clock
@@ -265,18 +266,24 @@ impl SheetSearch<'_> {
                 // then grown by whole presses: insertions, which make room for one part at
                 // a time, seldom find a sheet of one big part more
                 // (benches/history/multi-sheet.md, thirtieth session)
-                let densest = patterns
+                let densest_so_far = patterns
                     .iter()
                     .map(|p| p.part_area(problem))
                     .fold(0.0, f64::max);
+                let grow_slice = part_of(Instant::now(), BIG_FIRST_SHARE / 2.0);
                 self.grow_bigs(
                     &mut sheet,
                     &virtual_pool,
-                    &kinds,
-                    &duals,
-                    densest,
-                    &mut growth,
-                    part_of(Instant::now(), BIG_FIRST_SHARE / 2.0),
+                    (&kinds, &duals),
+                    densest_so_far,
+                    &mut grown_before,
+                    grow_slice,
+                    // (under an iteration budget a first fit is never cut by the clock)
+                    if rounds.is_some() {
+                        deadline
+                    } else {
+                        grow_slice.deadline
+                    },
                     GROW_PRESSES,
                     salt ^ 0x6e0,
                 );
@@ -433,78 +440,62 @@ impl SheetSearch<'_> {
         fill_by: Instant,
         seed: u64,
     ) -> Option<FilledSheet> {
-        self.pressed_bigs_until(on, bigs, slice, fill_by, seed, false)
+        let long = self.long_sheet(on, bigs, fill_by)?;
+        Some(within_sheet(on, self.press(&long, slice, seed)))
     }
 
-    /// `pressed_bigs`; with `to_fit`, none is kept unless every one was first-fitted, and (but
-    /// under an iteration budget) every thread stops once the press fits them all within the
-    /// sheet.
-    fn pressed_bigs_until(
+    /// `long` (`long_sheet` of `on`) pressed until all of it ends within `on`'s sheet (under an
+    /// iteration budget, for all its rounds, as `sets` presses: a press stopped as soon as one
+    /// thread fits would end the other's search wherever the clock left it), and those that
+    /// end within the sheet kept, as `pressed_bigs` keeps them.
+    fn pressed_to_fit(
         &self,
         on: &FilledSheet,
-        bigs: &[Item],
+        long: &FilledSheet,
         slice: Slice,
-        fill_by: Instant,
         seed: u64,
-        to_fit: bool,
-    ) -> Option<FilledSheet> {
-        let long = self.long_sheet(on, bigs, fill_by)?;
-        if to_fit && long.placed.len() < bigs.len() {
-            return None;
-        }
-        // (under an iteration budget every press runs to its rounds, as `sets` does: a press
-        // stopped as soon as one thread fits would end the other's search wherever the clock
-        // left it)
-        let until = if to_fit && slice.rounds.is_none() {
+    ) -> FilledSheet {
+        let until = if slice.rounds.is_none() {
             on.area.x1
         } else {
             f64::NEG_INFINITY
         };
-        let pressed = if to_fit && long.used_length() <= until {
-            long.clone()
-        } else {
-            self.press_until(&long, slice, seed, until)
-        };
-        let mut sheet = super::emptied(on);
-        sheet.placed = pressed
-            .placed
-            .into_iter()
-            .filter(|(i, p)| {
-                sheet
-                    .area
-                    .bounds(&sheet.table[i.part][p.orient], f64::INFINITY)
-                    .is_some_and(|b| p.gx <= b.x_hi)
-            })
-            .collect();
-        Some(sheet)
+        if long.used_length() <= until {
+            return within_sheet(on, long.clone());
+        }
+        within_sheet(on, self.press_until(long, slice, seed, until))
     }
 
     /// Grows the big parts of a big-first opening (`sheet`, big parts only, from `pool`) by
-    /// whole presses, at most `tries`: one more big part, or one of a kind traded for one or
-    /// two of another, of at most `cap` of part area (the densest pattern's: more big-part
-    /// area than that seldom fits), worth more at `duals` (or as much, with more area) than
-    /// the opening, the one worth most first; each is pressed as a strip on the sheet made
-    /// twice as long (`pressed_bigs_until`, stopping once it all ends within the sheet) and
-    /// kept where it does. Why: an insertion makes room for one part by moving the others a
-    /// little, and rarely turns a stack of five of trousers' legs into one of six, which
-    /// pressing the six from a fresh first fit finds. The first composition that does not fit
-    /// ends the growth (those after it are worth less); it is remembered in `growth` for the
-    /// rest of the plan, and none holding at least as many of every kind is pressed again
-    /// (pressing is a search: a composition that would fit may be missed, and then stays out).
-    /// After `MAX_MISSES` openings in a row ended so, the plan grows none.
+    /// whole presses, `presses` at most: one more big part, or one of a kind traded for one
+    /// or two of another, of at most `max_area` of part area (the densest pattern's so far:
+    /// more big-part area than that seldom fits), worth more at the LP's duals (`lp`: kinds and
+    /// their duals) than the opening, or as much with more area, the one worth most first
+    /// (then the one of most area); each is first-fitted (by `fill_by`) on the sheet made twice
+    /// as long and pressed until it all ends within the sheet (`pressed_to_fit`), and kept where
+    /// it does. Why: an insertion makes room for one part by moving the others a little, and
+    /// rarely turns a stack of five of trousers' legs into one of six, which pressing the six
+    /// from a fresh first fit finds. The first composition that does not fit ends the growth
+    /// (those after it are worth less, and the time goes to the insertions); it is remembered
+    /// in `memory` for the rest of the plan, and none holding at least as many of every kind is
+    /// pressed again (pressing is a search: a composition that would fit may be missed, and
+    /// then stays out). After `MAX_GROW_MISSES` openings in a row ended so, the plan grows
+    /// none; nor does a pool with under `GROW_SMALL_SHARE` of its part area in small parts, or
+    /// a sheet with blocked cells (no longer sheet to press on).
     #[allow(clippy::too_many_arguments)]
     fn grow_bigs(
         &self,
         sheet: &mut FilledSheet,
         pool: &[Item],
-        kinds: &[usize],
-        duals: &[f64],
-        cap: f64,
-        growth: &mut Growth,
+        lp: (&[usize], &[f64]),
+        max_area: f64,
+        memory: &mut GrowthMemory,
         slice: Slice,
-        tries: usize,
+        fill_by: Instant,
+        presses: usize,
         seed: u64,
     ) {
+        let (kinds, duals) = lp;
         let problem = self.problem;
         let sheet_area = problem.sheets[sheet.sheet].area();
         let area_of = |items: &[Item]| -> f64 {
@@ -520,7 +511,10 @@ impl SheetSearch<'_> {
             .copied()
             .filter(|i| !is_big_part(problem, i.part, sheet_area))
             .collect();
-        if area_of(&small) < GROW_SMALL_SHARE * area_of(pool) || growth.misses >= MAX_MISSES {
+        if area_of(&small) < GROW_SMALL_SHARE * area_of(pool)
+            || memory.misses >= MAX_GROW_MISSES
+            || sheet.area.blocked.is_some()
+        {
             return;
         }
         let big_kinds: Vec<usize> = kinds
@@ -528,51 +522,61 @@ impl SheetSearch<'_> {
             .copied()
             .filter(|&k| is_big_part(problem, k, sheet_area))
             .collect();
-        let mut left = tries;
-        while left > 0 && Instant::now() < slice.deadline && !self.cancel.is_cancelled() {
-            let on: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
-            let candidates = compositions_next_to(&on, pool, &big_kinds);
-            let worth_now = worth_at(&copies_of(kinds, on.iter()), duals);
-            let area_now = area_of(&on);
-            let mut ranked: Vec<(f64, f64, Vec<u32>, Vec<Item>)> = candidates
-                .into_iter()
-                .map(|c| {
-                    let counts = copies_of(kinds, c.iter());
-                    (worth_at(&counts, duals), area_of(&c), counts, c)
-                })
-                .filter(|(w, a, counts, _)| {
-                    (*w > worth_now + 1e-9 || (*w >= worth_now - 1e-9 && *a > area_now + 1e-9))
-                        && *a <= cap.min(sheet_area)
-                        && !growth
+        // each press its share of the growth's rounds, whatever the presses before it took
+        let press_rounds = slice
+            .rounds
+            .map(|r| (r as f64 / presses.max(1) as f64).ceil() as u64);
+        let mut presses_left = presses;
+        while presses_left > 0 && Instant::now() < slice.deadline && !self.cancel.is_cancelled() {
+            let bigs_on: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
+            let worth_now = worth_at(&copies_of(kinds, bigs_on.iter()), duals);
+            let area_now = area_of(&bigs_on);
+            let mut ranked: Vec<(f64, f64, Vec<u32>, Vec<Item>)> =
+                compositions_next_to(&bigs_on, pool, &big_kinds)
+                    .into_iter()
+                    .map(|c| {
+                        let counts = copies_of(kinds, c.iter());
+                        (worth_at(&counts, duals), area_of(&c), counts, c)
+                    })
+                    .filter(|(w, a, counts, _)| {
+                        let better = *w > worth_now + 1e-9
+                            || (*w >= worth_now - 1e-9 && *a > area_now + 1e-9);
+                        let known_misfit = memory
                             .infeasible
                             .iter()
-                            .any(|f| f.iter().zip(counts).all(|(x, y)| x <= y))
-                })
-                .collect();
+                            .any(|f| f.iter().zip(counts).all(|(x, y)| x <= y));
+                        better && *a <= max_area.min(sheet_area) && !known_misfit
+                    })
+                    .collect();
             ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
             let Some((_, _, counts, items)) = ranked.into_iter().next() else {
                 return;
             };
-            let test = slice.first(1.0 / left as f64);
-            left -= 1;
-            // (under an iteration budget the first fit is not cut by the test's own share)
-            let fill_by = if test.rounds.is_some() {
-                slice.deadline
-            } else {
-                test.deadline
+            let press_slice = Slice {
+                rounds: press_rounds,
+                ..slice.first(1.0 / presses_left as f64)
             };
-            let grown = self.pressed_bigs_until(sheet, &items, test, fill_by, seed, true);
-            match grown {
-                Some(g) if g.placed.len() == items.len() => {
-                    tracing::debug!(counts = ?counts, "big parts grown");
-                    *sheet = g;
-                    growth.misses = 0;
+            presses_left -= 1;
+            let fitted = match self.long_sheet(sheet, &items, fill_by) {
+                Some(long) if long.placed.len() == items.len() => {
+                    let pressed = self.pressed_to_fit(sheet, &long, press_slice, seed);
+                    (pressed.placed.len() == items.len()).then_some(pressed)
                 }
-                _ => {
-                    // the next compositions are worth less: the time goes to the insertions
+                // cut short by the clock: nothing learnt about the composition
+                _ if Instant::now() >= fill_by => return,
+                // not all of it first-fits even on the sheet made twice as long
+                _ => None,
+            };
+            match fitted {
+                Some(grown) => {
+                    tracing::debug!(counts = ?counts, "big parts grown");
+                    *sheet = grown;
+                    memory.misses = 0;
+                }
+                None => {
                     tracing::debug!(counts = ?counts, "big parts do not fit");
-                    growth.infeasible.push(counts);
-                    growth.misses += 1;
+                    memory.infeasible.push(counts);
+                    memory.misses += 1;
                     return;
                 }
             }
@@ -598,6 +602,23 @@ impl SheetSearch<'_> {
         long.refill(self.eval, &mut left, fill_by);
         (!long.placed.is_empty()).then_some(long)
     }
+}
+
+/// The parts of `pressed` (on `on`'s sheet made longer) that end within `on`'s sheet, on an
+/// empty sheet of `on`'s type.
+fn within_sheet(on: &FilledSheet, pressed: FilledSheet) -> FilledSheet {
+    let mut sheet = super::emptied(on);
+    sheet.placed = pressed
+        .placed
+        .into_iter()
+        .filter(|(i, p)| {
+            sheet
+                .area
+                .bounds(&sheet.table[i.part][p.orient], f64::INFINITY)
+                .is_some_and(|b| p.gx <= b.x_hi)
+        })
+        .collect();
+    sheet
 }
 
 /// The compositions one step from the big parts `on` (`grow_bigs`), with parts from `pool`
@@ -1167,90 +1188,82 @@ pub(super) mod tests {
             retries: MAX_RETRIES,
             press_refused: false,
         };
-        let kinds = [0, 1, 2];
-        let duals = [0.1, 0.2, 0.0];
-        let mut pool = squares_and_strips(4, 4);
-        pool.extend(items(2, 20));
-        let counts = |s: &FilledSheet| copies_of(&kinds, s.placed.iter().map(|(i, _)| i));
+        let lp: (&[usize], &[f64]) = (&[0, 1, 2], &[0.1, 0.2, 0.0]);
+        let counts = |s: &FilledSheet| copies_of(lp.0, s.placed.iter().map(|(i, _)| i));
+        let no_overlap = |p: &Problem, s: &FilledSheet| {
+            let c = crate::nest2d::search::Compactor::new(
+                &CpuEvaluator,
+                &s.area,
+                s.orientation_lists(),
+                s.poses(),
+                1,
+                p.settings.move_set(),
+            );
+            c.total_overlap() == 0 && s.used_length() <= s.area.x1 + 1e-9
+        };
         let start = layout(&p, &res, items(0, 3));
-        let grown = |cap: f64, growth: &mut Growth| {
+        // from three squares, with `small` strips in the pool
+        let grown = |max_area: f64, memory: &mut GrowthMemory, presses: usize, small: u32| {
+            let mut pool = squares_and_strips(4, 4);
+            pool.extend(items(2, small));
             let mut sheet = start.clone();
-            search.grow_bigs(&mut sheet, &pool, &kinds, &duals, cap, growth, slice, 8, 1);
-            assert!(sheet.used_length() <= sheet.area.x1 + 1e-9);
-            sheet
+            search.grow_bigs(
+                &mut sheet, &pool, lp, max_area, memory, slice, far, presses, 1,
+            );
+            assert!(no_overlap(&p, &sheet), "a grown sheet is a layout");
+            counts(&sheet)
         };
         // the halves worth twice a square for their area: three squares (worth 0.3) become
-        // two squares and two halves (0.6), then one and four (0.9), then two and four (1.0,
-        // 400 of area); one and five would need a fifth half, three and four more room than
-        // the sheet has
-        let mut growth = Growth::default();
-        assert_eq!(counts(&grown(441.0, &mut growth)), vec![2, 4, 0]);
+        // two squares and two halves (0.6, above three and one, 0.5, and four squares, 0.4),
+        // then one and four (0.9), then two and four (1.0, 400 of area); one and five would
+        // need a fifth half, three and four more room than the sheet has
+        let mut memory = GrowthMemory::default();
+        assert_eq!(grown(441.0, &mut memory, 1, 20), vec![2, 2, 0]);
+        assert_eq!(grown(441.0, &mut memory, 8, 20), vec![2, 4, 0]);
         assert!(
-            growth.infeasible.is_empty(),
+            memory.infeasible.is_empty(),
             "every composition tried fitted"
         );
-        // never more big-part area than `cap`: one and four (300) is as far as 350 goes
-        assert_eq!(counts(&grown(350.0, &mut growth)), vec![1, 4, 0]);
+        // never more big-part area than `max_area`: one and four (300) is as far as 350 goes
+        assert_eq!(grown(350.0, &mut memory, 8, 20), vec![1, 4, 0]);
         // a composition known not to fit is never tried, nor any that holds at least as many
-        // of each kind: from three squares only three and one is left
-        let mut growth = Growth {
+        // of each kind: from three squares only three and one is left; a growth resets the
+        // misfits in a row
+        let mut memory = GrowthMemory {
             infeasible: vec![vec![2, 2, 0]],
-            misses: 0,
+            misses: MAX_GROW_MISSES - 1,
         };
-        assert_eq!(counts(&grown(441.0, &mut growth)), vec![3, 1, 0]);
-        assert_eq!(growth.infeasible, vec![vec![2, 2, 0]]);
-        // after `MAX_MISSES` misfits in a row the plan grows nothing
-        growth.misses = MAX_MISSES;
-        assert_eq!(counts(&grown(441.0, &mut growth)), vec![3, 0, 0]);
-        // no small part in the pool: nothing to make room for, nothing grown
-        let bigs: Vec<Item> = squares_and_strips(4, 4);
-        let mut sheet = start.clone();
-        let mut growth = Growth::default();
-        search.grow_bigs(
-            &mut sheet,
-            &bigs,
-            &kinds,
-            &duals,
-            441.0,
-            &mut growth,
-            slice,
-            8,
-            1,
-        );
-        assert_eq!(counts(&sheet), vec![3, 0, 0]);
-        // squares of 12: a second never fits beside the first, which is remembered, and ends
-        // the growth
-        let p = rectangles(&[(12.0, 12.0, 3), (2.0, 5.0, 20)]);
+        assert_eq!(grown(441.0, &mut memory, 8, 20), vec![3, 1, 0]);
+        assert_eq!(memory.infeasible, vec![vec![2, 2, 0]]);
+        assert_eq!(memory.misses, 0);
+        // after `MAX_GROW_MISSES` misfits in a row the plan grows nothing
+        memory.misses = MAX_GROW_MISSES;
+        assert_eq!(grown(441.0, &mut memory, 8, 20), vec![3, 0, 0]);
+        // under `GROW_SMALL_SHARE` of the pool's area in small parts, nothing either: six strips
+        // are 60 of 660 (9 %), seven 70 of 670 (10.4 %)
+        let mut memory = GrowthMemory::default();
+        assert_eq!(grown(441.0, &mut memory, 8, 6), vec![3, 0, 0]);
+        assert_eq!(grown(441.0, &mut memory, 8, 7), vec![2, 4, 0]);
+
+        // squares of 12 and halves (10 x 5): a second square never fits beside the first; it
+        // is worth most, and its misfit ends the growth (one square and a half would fit) and
+        // is remembered
+        let p = rectangles(&[(12.0, 12.0, 3), (10.0, 5.0, 4), (2.0, 5.0, 20)]);
         let res = crate::nest2d::engine::resolution(&p, 16.0);
         let search = cpu_search(&p, &cancel);
         let mut sheet = layout(&p, &res, items(0, 1));
-        let mut pool = items(0, 3);
-        pool.extend(items(1, 20));
-        let mut growth = Growth::default();
-        search.grow_bigs(
-            &mut sheet,
-            &pool,
-            &[0, 1],
-            &[1.0, 0.0],
-            441.0,
-            &mut growth,
-            slice,
-            8,
-            1,
+        let mut pool = squares_and_strips(3, 4);
+        pool.extend(items(2, 20));
+        let mut memory = GrowthMemory::default();
+        let lp: (&[usize], &[f64]) = (&[0, 1, 2], &[1.0, 0.1, 0.0]);
+        search.grow_bigs(&mut sheet, &pool, lp, 441.0, &mut memory, slice, far, 8, 1);
+        assert_eq!(
+            copies_of(lp.0, sheet.placed.iter().map(|(i, _)| i)),
+            vec![1, 0, 0]
         );
-        assert_eq!(sheet.placed.len(), 1);
-        assert_eq!(growth.infeasible, vec![vec![2, 0]]);
-        assert_eq!(growth.misses, 1);
-        // the sheet's parts never overlap
-        let c = crate::nest2d::search::Compactor::new(
-            &CpuEvaluator,
-            &sheet.area,
-            sheet.orientation_lists(),
-            sheet.poses(),
-            1,
-            p.settings.move_set(),
-        );
-        assert_eq!(c.total_overlap(), 0);
+        assert_eq!(memory.infeasible, vec![vec![2, 0, 0]]);
+        assert_eq!(memory.misses, 1);
+        assert!(no_overlap(&p, &sheet));
     }
 
     #[test]
