@@ -192,6 +192,17 @@ impl Slice {
         }
     }
 
+    /// Where a press to fit within `end` may stop (`press_until`): once it reaches `end`, or,
+    /// under an iteration budget, never before its rounds run out (a press stopped as soon as
+    /// one thread fits would end the other thread's search wherever the clock left it).
+    fn stop_at(&self, end: f64) -> f64 {
+        if self.rounds.is_some() {
+            f64::NEG_INFINITY
+        } else {
+            end
+        }
+    }
+
     /// The first `share` of this slice: of the time left until its deadline, and of its rounds.
     fn first(self, share: f64) -> Slice {
         let left = self.deadline.saturating_duration_since(Instant::now());

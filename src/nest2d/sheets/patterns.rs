@@ -13,9 +13,10 @@
 //! as a strip where that holds more than their first fit, `pressed_bigs`; grown by whole
 //! presses to the composition worth most at the duals that fits, `grow_bigs`; then more of
 //! them inserted, those worth most to the plan per unit of area first, `by_worth`), so that
-//! a sheet holding one more of them is found before small parts are in their way; where an opening kept from
-//! an earlier big-first pattern (after its insertions) ranks above the pattern's own (before
-//! them) at the current duals, it opens with that one and skips the insertions
+//! a sheet holding one more of them is found before small parts are in their way; where an
+//! opening kept from an earlier big-first pattern (after its insertions) ranks above the
+//! pattern's own (before them) at the current duals, it opens with that one and skips the
+//! insertions
 //! (`Plan::openings`: a dense arrangement of the big parts, found now and then, is built on by
 //! the later big-first patterns). The plan: each pattern the LP uses,
 //! as many whole times as its value rounded down, densest first (a copy may drop parts no
@@ -49,9 +50,9 @@ const STALLS: usize = 4;
 const BIG_PART: f64 = 0.05;
 /// Share of a big-first pattern's time for placing its big parts.
 const BIG_FIRST_SHARE: f64 = 0.4;
-/// Presses at most for growing one big-first opening's big parts (`grow_bigs`), each with this
-/// share of the growth's time and rounds (a fifth of the pattern's, taken from the big parts'
-/// insertions after it): a composition that does not fit takes its whole share.
+/// Presses at most for growing one big-first opening's big parts (`grow_bigs`), each with an
+/// even share of the growth's time and rounds (a fifth of the pattern's, taken from the big
+/// parts' insertions after it): a composition that does not fit takes its whole share.
 const GROW_PRESSES: usize = 4;
 /// Openings in a row whose growth ended in a misfit before a plan stops growing them: where
 /// the presses' share of a pattern is too short for them to fit anything (shirts_x10, about
@@ -77,9 +78,9 @@ pub(super) struct PatternBudget {
     pub patterns: usize,
     /// each with these local-search rounds (a pattern that places its big parts first takes
     /// more for that: 0.2 of them for each thread that presses them, `pressed_bigs`, up to 0.2
-    /// to grow them, `grow_bigs`, and 0.4 to insert more). They come on top of the rebuild's rounds for the sheets
-    /// left: a job planned by patterns spends more of an iteration budget than one rebuilt
-    /// sheet by sheet.
+    /// to grow them, `grow_bigs`, and 0.4 to insert more). They come on top of the rebuild's
+    /// rounds for the sheets left: a job planned by patterns spends more of an iteration budget
+    /// than one rebuilt sheet by sheet.
     pub rounds: Option<u64>,
 }
 
@@ -174,8 +175,20 @@ impl SheetSearch<'_> {
         let capacity = sheet_area * super::EXPECTED_UTILISATION / 100.0;
         let mut stalls = 0;
         let mut generated = 0;
-        // what growing big-first openings has learnt (`grow_bigs`), for the whole plan
+        // what growing big-first openings has learnt (`grow_bigs`), for the whole plan; with
+        // few small parts to make room for, a pattern is its big parts, and the insertions
+        // that follow do as well in less time
         let mut grown_before = GrowthMemory::default();
+        let grows_openings = small_part_share(problem, pool, sheet_area) >= GROW_SMALL_SHARE;
+        // when a big-first step's first fit must be done (under an iteration budget the first
+        // fit is never cut by the clock)
+        let fill_by_for = |slice: &Slice| {
+            if rounds.is_some() {
+                deadline
+            } else {
+                slice.deadline
+            }
+        };
         // (`Plan::openings`)
         let mut openings: Vec<FilledSheet> = Vec::new();
         // under an iteration budget the count ends the generation, never the clock
@@ -245,12 +258,7 @@ impl SheetSearch<'_> {
                 // them side by side (trousers_x8's legs: 69 % of the sheet against 55 % in one
                 // pattern); the fuller layout opens the pattern
                 let press_slice = part_of(Instant::now(), BIG_FIRST_SHARE / 2.0);
-                // (under an iteration budget the first fit is never cut by the clock)
-                let fill_by = if rounds.is_some() {
-                    deadline
-                } else {
-                    press_slice.deadline
-                };
+                let fill_by = fill_by_for(&press_slice);
                 if let Some(pressed) =
                     self.pressed_bigs(&sheet, &bigs_of_share, press_slice, fill_by, salt ^ 0x9e55)
                 {
@@ -266,27 +274,20 @@ impl SheetSearch<'_> {
                 // then grown by whole presses: insertions, which make room for one part at
                 // a time, seldom find a sheet of one big part more
                 // (benches/history/multi-sheet.md, thirtieth session)
-                let densest_so_far = patterns
-                    .iter()
-                    .map(|p| p.part_area(problem))
-                    .fold(0.0, f64::max);
-                let grow_slice = part_of(Instant::now(), BIG_FIRST_SHARE / 2.0);
-                self.grow_bigs(
-                    &mut sheet,
-                    &virtual_pool,
-                    (&kinds, &duals),
-                    densest_so_far,
-                    &mut grown_before,
-                    grow_slice,
-                    // (under an iteration budget a first fit is never cut by the clock)
-                    if rounds.is_some() {
-                        deadline
-                    } else {
-                        grow_slice.deadline
-                    },
-                    GROW_PRESSES,
-                    salt ^ 0x6e0,
-                );
+                if grows_openings {
+                    let grow_slice = part_of(Instant::now(), BIG_FIRST_SHARE / 2.0);
+                    self.grow_bigs(
+                        &mut sheet,
+                        &virtual_pool,
+                        (&kinds, &duals),
+                        densest_part_area(problem, &patterns),
+                        &mut grown_before,
+                        grow_slice,
+                        fill_by_for(&grow_slice),
+                        GROW_PRESSES,
+                        salt ^ 0x6e0,
+                    );
+                }
                 // an opening kept from an earlier pattern may be worth more to the plan at these
                 // duals: trousers_x8's legs pressed four and two (69 % of the sheet) or one and
                 // four are found now and then, and the later big-first patterns build on them
@@ -357,7 +358,7 @@ impl SheetSearch<'_> {
         // again on the parts left, until it uses no pattern a whole time
         let mut solution = master.solution();
         let part_area = |j: usize| patterns[j].part_area(problem);
-        let densest = (0..patterns.len()).map(part_area).fold(0.0, f64::max);
+        let densest = densest_part_area(problem, &patterns);
         let mut planned = Vec::new();
         let columns: Vec<Column> = patterns.iter().map(column).collect();
         // what the LP mixes, and at what prices: a kind alone among the columns used is a kind
@@ -445,9 +446,8 @@ impl SheetSearch<'_> {
     }
 
     /// `long` (`long_sheet` of `on`) pressed until all of it ends within `on`'s sheet (under an
-    /// iteration budget, for all its rounds, as `sets` presses: a press stopped as soon as one
-    /// thread fits would end the other's search wherever the clock left it), and those that
-    /// end within the sheet kept, as `pressed_bigs` keeps them.
+    /// iteration budget, for all its rounds: `Slice::stop_at`), and those that end within the
+    /// sheet kept, as `pressed_bigs` keeps them.
     fn pressed_to_fit(
         &self,
         on: &FilledSheet,
@@ -455,11 +455,7 @@ impl SheetSearch<'_> {
         slice: Slice,
         seed: u64,
     ) -> FilledSheet {
-        let until = if slice.rounds.is_none() {
-            on.area.x1
-        } else {
-            f64::NEG_INFINITY
-        };
+        let until = slice.stop_at(on.area.x1);
         if long.used_length() <= until {
             return within_sheet(on, long.clone());
         }
@@ -480,8 +476,9 @@ impl SheetSearch<'_> {
     /// in `memory` for the rest of the plan, and none holding at least as many of every kind is
     /// pressed again (pressing is a search: a composition that would fit may be missed, and
     /// then stays out). After `MAX_GROW_MISSES` openings in a row ended so, the plan grows
-    /// none; nor does a pool with under `GROW_SMALL_SHARE` of its part area in small parts, or
-    /// a sheet with blocked cells (no longer sheet to press on).
+    /// none; nor is a sheet with blocked cells grown (no longer sheet to press on). The plan
+    /// calls it only for a pool with `GROW_SMALL_SHARE` of its part area in small parts or
+    /// more (`small_part_share`).
     #[allow(clippy::too_many_arguments)]
     fn grow_bigs(
         &self,
@@ -498,23 +495,7 @@ impl SheetSearch<'_> {
         let (kinds, duals) = lp;
         let problem = self.problem;
         let sheet_area = problem.sheets[sheet.sheet].area();
-        let area_of = |items: &[Item]| -> f64 {
-            items
-                .iter()
-                .map(|i| problem.parts[i.part].geometry.area())
-                .sum()
-        };
-        // with few small parts to make room for, a pattern is its big parts, and the
-        // insertions that follow do as well in less time
-        let small: Vec<Item> = pool
-            .iter()
-            .copied()
-            .filter(|i| !is_big_part(problem, i.part, sheet_area))
-            .collect();
-        if area_of(&small) < GROW_SMALL_SHARE * area_of(pool)
-            || memory.misses >= MAX_GROW_MISSES
-            || sheet.area.blocked.is_some()
-        {
+        if memory.misses >= MAX_GROW_MISSES || sheet.area.blocked.is_some() {
             return;
         }
         let big_kinds: Vec<usize> = kinds
@@ -530,13 +511,13 @@ impl SheetSearch<'_> {
         while presses_left > 0 && Instant::now() < slice.deadline && !self.cancel.is_cancelled() {
             let bigs_on: Vec<Item> = sheet.placed.iter().map(|(i, _)| *i).collect();
             let worth_now = worth_at(&copies_of(kinds, bigs_on.iter()), duals);
-            let area_now = area_of(&bigs_on);
+            let area_now = self.area_of(&bigs_on);
             let mut ranked: Vec<(f64, f64, Vec<u32>, Vec<Item>)> =
                 compositions_next_to(&bigs_on, pool, &big_kinds)
                     .into_iter()
                     .map(|c| {
                         let counts = copies_of(kinds, c.iter());
-                        (worth_at(&counts, duals), area_of(&c), counts, c)
+                        (worth_at(&counts, duals), self.area_of(&c), counts, c)
                     })
                     .filter(|(w, a, counts, _)| {
                         let better = *w > worth_now + 1e-9
@@ -604,6 +585,26 @@ impl SheetSearch<'_> {
     }
 }
 
+/// The most part area of any of `patterns`.
+fn densest_part_area(problem: &crate::nest2d::Problem, patterns: &[FilledSheet]) -> f64 {
+    patterns
+        .iter()
+        .map(|p| p.part_area(problem))
+        .fold(0.0, f64::max)
+}
+
+/// The share of `pool`'s part area in parts that are not big on a sheet of `sheet_area`.
+fn small_part_share(problem: &crate::nest2d::Problem, pool: &[Item], sheet_area: f64) -> f64 {
+    let area = |i: &Item| problem.parts[i.part].geometry.area();
+    let total: f64 = pool.iter().map(area).sum();
+    let small: f64 = pool
+        .iter()
+        .filter(|i| !is_big_part(problem, i.part, sheet_area))
+        .map(area)
+        .sum();
+    small / total.max(f64::MIN_POSITIVE)
+}
+
 /// The parts of `pressed` (on `on`'s sheet made longer) that end within `on`'s sheet, on an
 /// empty sheet of `on`'s type.
 fn within_sheet(on: &FilledSheet, pressed: FilledSheet) -> FilledSheet {
@@ -637,11 +638,11 @@ fn compositions_next_to(on: &[Item], pool: &[Item], big_kinds: &[usize]) -> Vec<
     };
     let mut next: Vec<Vec<Item>> = Vec::new();
     for &k in big_kinds {
-        if let Some(more) = free(k, 1) {
-            next.push(on.iter().copied().chain(more).collect());
-        }
         for n in 1..=2 {
             let Some(more) = free(k, n) else { break };
+            if n == 1 {
+                next.push(on.iter().copied().chain(more.iter().copied()).collect());
+            }
             for &j in big_kinds.iter().filter(|&&j| j != k) {
                 if let Some(at) = on.iter().position(|i| i.part == j) {
                     let mut c = on.to_vec();
@@ -1239,11 +1240,16 @@ pub(super) mod tests {
         // after `MAX_GROW_MISSES` misfits in a row the plan grows nothing
         memory.misses = MAX_GROW_MISSES;
         assert_eq!(grown(441.0, &mut memory, 8, 20), vec![3, 0, 0]);
-        // under `GROW_SMALL_SHARE` of the pool's area in small parts, nothing either: six strips
-        // are 60 of 660 (9 %), seven 70 of 670 (10.4 %)
-        let mut memory = GrowthMemory::default();
-        assert_eq!(grown(441.0, &mut memory, 8, 6), vec![3, 0, 0]);
-        assert_eq!(grown(441.0, &mut memory, 8, 7), vec![2, 4, 0]);
+        // a plan grows openings from `GROW_SMALL_SHARE` of the pool's area in small parts: six
+        // strips are 60 of 660 (9 %), seven 70 of 670 (10.4 %)
+        let share = |small: u32| {
+            let mut pool = squares_and_strips(4, 4);
+            pool.extend(items(2, small));
+            small_part_share(&p, &pool, 441.0)
+        };
+        assert!(share(6) < GROW_SMALL_SHARE);
+        assert!(share(7) >= GROW_SMALL_SHARE);
+        assert_eq!(share(0), 0.0);
 
         // squares of 12 and halves (10 x 5): a second square never fits beside the first; it
         // is worth most, and its misfit ends the growth (one square and a half would fit) and

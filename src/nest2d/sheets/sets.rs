@@ -142,14 +142,9 @@ impl SheetSearch<'_> {
         }
         let total = slice.deadline.saturating_duration_since(Instant::now());
         let t0 = Instant::now();
-        // (under an iteration budget every phase runs to its rounds: a press stopped as soon
-        // as one thread fits would end the other thread's search wherever the clock left it)
+        // (under an iteration budget every phase runs to its rounds)
         let budgeted = slice.rounds.is_some();
-        let until = if budgeted {
-            f64::NEG_INFINITY
-        } else {
-            on.area.x1
-        };
+        let until = slice.stop_at(on.area.x1);
         // the first phase on the search's raster, the later ones on finer rasters (the sheet's
         // own, the final one, reused where a phase asks for it)
         let mut rasters = PhaseRasters::new(self.problem, on.resolution());
