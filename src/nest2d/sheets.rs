@@ -131,6 +131,9 @@ const MANY_SHEETS: usize = 8;
 /// Share of the densifying time for generating patterns, in a job planned by patterns (each
 /// pattern takes as long as a rebuilt sheet: about this share of the sheets are patterns).
 const PATTERN_SHARE: f64 = 0.5;
+/// How full the last of the sheets the parts left would fill must be for it to get a densifying
+/// slice of its own (`densified_sheets`), as a share of a sheet at the best utilisation so far.
+const DENSIFIED_LAST_SHEET: f64 = 0.5;
 /// Share of the last sheet's compaction time that emptying it may borrow when the last sheet
 /// is empty (scaled down as it fills: a full last sheet lends nothing).
 const LENT_SHARE: f64 = 0.5;
@@ -470,7 +473,8 @@ impl SheetSearch<'_> {
     }
 
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
-    /// (the construction's first sheet's before any): how many slices the time is cut into.
+    /// (the construction's first sheet's before any), less a last one the compaction finishes:
+    /// how many slices the time is cut into (`densified_sheets`).
     fn sheets_needed(&self, current: &FilledSheet, pool: &[Item], utilisation: f64) -> usize {
         let area = current.part_area(self.problem) + self.area_of(pool);
         let u = if utilisation > 0.0 {
@@ -479,10 +483,7 @@ impl SheetSearch<'_> {
             self.utilisation(current).max(1.0)
         };
         let per_sheet = self.problem.sheets[current.sheet].area() * u / 100.0;
-        // the last of them is not densified: it is compacted
-        ((area / per_sheet).ceil() as usize)
-            .saturating_sub(1)
-            .max(1)
+        densified_sheets(area / per_sheet)
     }
 
     /// One part's area.
@@ -1320,6 +1321,20 @@ struct Compacted {
     rounds: u64,
 }
 
+/// The densifying slices for `sheets` sheets' worth of parts (at the best utilisation so far):
+/// one for each full sheet, and one for a last sheet more than `DENSIFIED_LAST_SHEET` full. A
+/// lighter last sheet is left to the compaction, but a fuller one is all but a full sheet: the
+/// sheets densified before it seldom reach the best utilisation, so the parts left when the
+/// densifying time is up, first-fitted, overflow onto one more sheet, and the rebuild loses to
+/// the construction (gardeyn2_x2, 4.86 sheets' worth at first: four sheets densified at 84 to
+/// 88 % in 29 s, then the last 20 parts first-fitted; benches/history/multi-sheet.md,
+/// thirty-first session).
+fn densified_sheets(sheets: f64) -> usize {
+    let full = sheets.floor();
+    let last = usize::from(sheets - full > DENSIFIED_LAST_SHEET);
+    (full as usize + last).max(1)
+}
+
 /// The sheet with no parts on it (its type, frame and resolution kept).
 fn emptied(sheet: &FilledSheet) -> FilledSheet {
     FilledSheet {
@@ -1577,6 +1592,15 @@ mod tests {
                 is_filler: false,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_last_sheet_more_than_half_full_gets_a_densifying_slice_of_its_own() {
+        assert_eq!(densified_sheets(4.86), 5);
+        assert_eq!(densified_sheets(4.2), 4);
+        assert_eq!(densified_sheets(4.0), 4);
+        assert_eq!(densified_sheets(0.3), 1);
+        assert_eq!(densified_sheets(1.4), 1);
     }
 
     #[test]
