@@ -133,7 +133,7 @@ const MANY_SHEETS: usize = 8;
 const PATTERN_SHARE: f64 = 0.5;
 /// How full the last of the sheets the parts left would fill must be for it to get a densifying
 /// slice of its own (`densified_sheets`), as a share of a sheet at the best utilisation so far.
-const DENSIFIED_LAST_SHEET: f64 = 0.5;
+const LAST_SHEET_SLICE_FILL: f64 = 0.5;
 /// Share of the last sheet's compaction time that emptying it may borrow when the last sheet
 /// is empty (scaled down as it fills: a full last sheet lends nothing).
 const LENT_SHARE: f64 = 0.5;
@@ -473,8 +473,9 @@ impl SheetSearch<'_> {
     }
 
     /// Sheets the current sheet and the pool would fill at the best utilisation reached so far
-    /// (the construction's first sheet's before any), less a last one the compaction finishes:
-    /// how many slices the time is cut into (`densified_sheets`).
+    /// (the current sheet's first fit's before any, at least 1 %): how many slices the
+    /// densifying time left is cut into (`densified_sheets`: a last sheet at most
+    /// `LAST_SHEET_SLICE_FILL` full gets none).
     fn sheets_needed(&self, current: &FilledSheet, pool: &[Item], utilisation: f64) -> usize {
         let area = current.part_area(self.problem) + self.area_of(pool);
         let u = if utilisation > 0.0 {
@@ -1321,18 +1322,18 @@ struct Compacted {
     rounds: u64,
 }
 
-/// The densifying slices for `sheets` sheets' worth of parts (at the best utilisation so far):
-/// one for each full sheet, and one for a last sheet more than `DENSIFIED_LAST_SHEET` full. A
-/// lighter last sheet is left to the compaction, but a fuller one is all but a full sheet: the
+/// The densifying slices for `worth` sheets' worth of parts (at the best utilisation so far),
+/// at least one: one for each full sheet, and one for a last sheet more than
+/// `LAST_SHEET_SLICE_FILL` full. A lighter last sheet is first-fitted once the densifying time
+/// is up, then emptied and compacted, but a fuller one is most of a sheet: the
 /// sheets densified before it seldom reach the best utilisation, so the parts left when the
 /// densifying time is up, first-fitted, overflow onto one more sheet, and the rebuild loses to
 /// the construction (gardeyn2_x2, 4.86 sheets' worth at first: four sheets densified at 84 to
 /// 88 % in 29 s, then the last 20 parts first-fitted; benches/history/multi-sheet.md,
 /// thirty-first session).
-fn densified_sheets(sheets: f64) -> usize {
-    let full = sheets.floor();
-    let last = usize::from(sheets - full > DENSIFIED_LAST_SHEET);
-    (full as usize + last).max(1)
+fn densified_sheets(worth: f64) -> usize {
+    // (NaN, from a sheet of no area, gives one; the cast saturates)
+    (worth - LAST_SHEET_SLICE_FILL).ceil().max(1.0) as usize
 }
 
 /// The sheet with no parts on it (its type, frame and resolution kept).
@@ -1601,6 +1602,11 @@ mod tests {
         assert_eq!(densified_sheets(4.0), 4);
         assert_eq!(densified_sheets(0.3), 1);
         assert_eq!(densified_sheets(1.4), 1);
+        // more than half full, not half
+        assert_eq!(densified_sheets(4.5), 4);
+        assert_eq!(densified_sheets(0.7), 1);
+        assert_eq!(densified_sheets(0.0), 1);
+        assert_eq!(densified_sheets(f64::NAN), 1);
     }
 
     #[test]
