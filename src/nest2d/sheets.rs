@@ -1326,11 +1326,11 @@ struct Compacted {
 /// at least one: one for each full sheet, and one for a last sheet more than
 /// `LAST_SHEET_SLICE_FILL` full. A lighter last sheet is first-fitted once the densifying time
 /// is up, then emptied and compacted, but a fuller one is most of a sheet: the
-/// sheets densified before it seldom reach the best utilisation, so the parts left when the
-/// densifying time is up, first-fitted, overflow onto one more sheet, and the rebuild loses to
-/// the construction (gardeyn2_x2, 4.86 sheets' worth at first: four sheets densified at 84 to
-/// 88 % in 29 s, then the last 20 parts first-fitted; benches/history/multi-sheet.md,
-/// thirty-first session).
+/// sheets densified before it need not reach the best utilisation, so the parts left when the
+/// densifying time is up, first-fitted, may overflow onto one more sheet, and the rebuild
+/// lose to the construction (gardeyn2_x2: 3.86 sheets' worth after its first sheet, four
+/// sheets densified at 84 to 88 % in 29 s, then the last 20 parts first-fitted;
+/// benches/history/multi-sheet.md, thirty-first session).
 fn densified_sheets(worth: f64) -> usize {
     // (NaN, from a sheet of no area, gives one; the cast saturates)
     (worth - LAST_SHEET_SLICE_FILL).ceil().max(1.0) as usize

@@ -179,7 +179,7 @@ impl SheetSearch<'_> {
         // few small parts to make room for, a pattern is its big parts, and the insertions
         // that follow do as well in less time
         let mut grown_before = GrowthMemory::default();
-        let grows_openings = small_part_share(problem, pool, sheet_area) >= GROW_SMALL_SHARE;
+        let grows_openings = self.small_part_share(pool, sheet_area) >= GROW_SMALL_SHARE;
         // when a big-first step's first fit must be done (under an iteration budget the first
         // fit is never cut by the clock)
         let fill_by_for = |slice: &Slice| {
@@ -445,6 +445,16 @@ impl SheetSearch<'_> {
         Some(within_sheet(on, self.press(&long, slice, seed)))
     }
 
+    /// The share of `pool`'s part area in parts that are not big on a sheet of `sheet_area`.
+    fn small_part_share(&self, pool: &[Item], sheet_area: f64) -> f64 {
+        let small: f64 = pool
+            .iter()
+            .filter(|i| !is_big_part(self.problem, i.part, sheet_area))
+            .map(|i| self.item_area(i))
+            .sum();
+        small / self.area_of(pool).max(f64::MIN_POSITIVE)
+    }
+
     /// `long` (`long_sheet` of `on`) pressed until all of it ends within `on`'s sheet (under an
     /// iteration budget, for all its rounds: `Slice::stop_at`), and those that end within the
     /// sheet kept, as `pressed_bigs` keeps them.
@@ -591,18 +601,6 @@ fn densest_part_area(problem: &crate::nest2d::Problem, patterns: &[FilledSheet])
         .iter()
         .map(|p| p.part_area(problem))
         .fold(0.0, f64::max)
-}
-
-/// The share of `pool`'s part area in parts that are not big on a sheet of `sheet_area`.
-fn small_part_share(problem: &crate::nest2d::Problem, pool: &[Item], sheet_area: f64) -> f64 {
-    let area = |i: &Item| problem.parts[i.part].geometry.area();
-    let total: f64 = pool.iter().map(area).sum();
-    let small: f64 = pool
-        .iter()
-        .filter(|i| !is_big_part(problem, i.part, sheet_area))
-        .map(area)
-        .sum();
-    small / total.max(f64::MIN_POSITIVE)
 }
 
 /// The parts of `pressed` (on `on`'s sheet made longer) that end within `on`'s sheet, on an
@@ -1245,7 +1243,7 @@ pub(super) mod tests {
         let share = |small: u32| {
             let mut pool = squares_and_strips(4, 4);
             pool.extend(items(2, small));
-            small_part_share(&p, &pool, 441.0)
+            search.small_part_share(&pool, 441.0)
         };
         assert!(share(6) < GROW_SMALL_SHARE);
         assert!(share(7) >= GROW_SMALL_SHARE);
