@@ -3,13 +3,15 @@
 # tool's machine):
 # 1. kernel rates: the GPU against the CPU backend pinned to two cores (a 2-core machine);
 # 2. ESICUP strips nested in each of MODES side by side, every run pinned to its own two cores.
-#    A mode is COMPUTE[:ROUTE][/MOVES][+DEPTH][~ROWS]: `cpu` or `gpu`; how the GPU backend
+#    A mode is COMPUTE[:ROUTE][/MOVES][+DEPTH][~ROWS][%MEASURE]: `cpu` or `gpu`; how the GPU backend
 #    routes calls between the GPU and its CPU twin (empty: by measured cost, the default;
 #    `fixed`: the threshold rule at the default KERF_GPU_MIN_WORK; a number W: the threshold
 #    rule at KERF_GPU_MIN_WORK=W; `measured@W`: by measured cost with W as the prior);
 #    `--moves` (`batched`, the default, or `one-by-one`); `--depth-levels` (the overlap
 #    measure's depth levels, `off`, the default, or `fraction:extra,...`); and
-#    `--sampled-rows` (rows spread over the height that each move also scans; 0, the default).
+#    `--sampled-rows` (rows spread over the height that each move also scans; 0, the default);
+#    `--overlap-measure` (`cells`, the default, or `root`, whose line scans the GPU backend
+#    hands to its CPU twin).
 #    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
 #    on beside them on the other cores.
 #
@@ -31,7 +33,7 @@ MODES=${MODES:-cpu gpu}
 GPU_PARALLEL=${GPU_PARALLEL:-2}
 LOGS=$(mktemp -d)
 for m in $MODES; do # a routing the backend does not know would fall back to its default
-    base=${m%%[/+~]*}
+    base=${m%%[/+~%]*}
     [[ $base == *:* ]] || continue
     case "${base#*:}" in
         fixed | measured@[0-9]* | [0-9]*) ;;
@@ -57,8 +59,9 @@ fi
 PAIRS=$(($(nproc) / 2))
 [ "$PAIRS" -lt 2 ] && PAIRS=2
 run_one() { # pair instance mode
-    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest depth rows
-    IFS='~' read -r rest rows <<< "$3"
+    local cores="$((2 * $1)),$((2 * $1 + 1))" compute min moves rest depth rows measure
+    IFS=% read -r rest measure <<< "$3"
+    IFS='~' read -r rest rows <<< "$rest"
     IFS=+ read -r rest depth <<< "$rest"
     IFS=/ read -r rest moves <<< "$rest"
     IFS=: read -r compute min <<< "$rest"
@@ -77,11 +80,12 @@ run_one() { # pair instance mode
             [ -f "$file" ] || file="benches/data/sheets-large/${2#sheets:}.json"
             taskset -c "$cores" "$KERF" bench sheets "$file" \
                 --time "$TIME" --seed "$SEED" --compute "$compute" --sampled-rows "${rows:-0}" \
-                --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+                --overlap-measure "${measure:-cells}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         else
             taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
                 --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" \
-                --depth-levels "${depth:-off}" --sampled-rows "${rows:-0}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+                --depth-levels "${depth:-off}" --sampled-rows "${rows:-0}" \
+                --overlap-measure "${measure:-cells}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         fi
     )
 }

@@ -239,6 +239,11 @@ enum BenchCmd {
         /// 0.0625:1,0.125:2,0.25:4: cells 1/16 of a typical part's side deep cost 1 more, ...).
         #[arg(long, default_value = "off")]
         depth_levels: kerf::nest2d::DepthLevels,
+        /// What the local search pays for the cells two parts share: cells (the default: the
+        /// count itself) or root (the square root of 64 x the cells, the pair weights starting
+        /// at the parts' sizes).
+        #[arg(long, default_value = "cells")]
+        overlap_measure: kerf::nest2d::OverlapMeasure,
     },
     /// Multi-sheet nesting (jagua-rs JSON with a `sheets` list): sheets used against the area
     /// bound, sheet equivalents, utilisation of every sheet but the last; layouts written and
@@ -268,6 +273,10 @@ enum BenchCmd {
         /// orientation (wide moves; 0: none).
         #[arg(long, default_value_t = 0)]
         sampled_rows: u32,
+        /// What the local search pays for the cells two parts share: cells (the default) or
+        /// root (see `bench esicup`).
+        #[arg(long, default_value = "cells")]
+        overlap_measure: kerf::nest2d::OverlapMeasure,
         #[arg(long)]
         out: PathBuf,
         /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
@@ -588,6 +597,7 @@ fn run(cli: Cli) -> Result<()> {
                     moves,
                     sampled_rows,
                     depth_levels,
+                    overlap_measure,
                 },
         } => bench_esicup(
             &files,
@@ -600,6 +610,7 @@ fn run(cli: Cli) -> Result<()> {
             kerf::nest2d::MoveSet {
                 moves,
                 sampled_rows,
+                measure: overlap_measure,
             },
             depth_levels,
         ),
@@ -614,6 +625,7 @@ fn run(cli: Cli) -> Result<()> {
                     repeat,
                     strip,
                     sampled_rows,
+                    overlap_measure,
                     out,
                     compute,
                 },
@@ -627,6 +639,7 @@ fn run(cli: Cli) -> Result<()> {
                 repeat: &repeat,
                 strip,
                 sampled_rows,
+                overlap_measure,
                 compute: compute.as_deref(),
             },
             &out,
@@ -1014,6 +1027,7 @@ fn bench_esicup(
             objective: kerf::nest2d::Objective::MinimiseLength,
             moves: move_set.moves,
             sampled_rows: move_set.sampled_rows,
+            overlap_measure: move_set.measure,
             overlap_depth: overlap_depth.clone(),
             ..Default::default()
         };
@@ -1077,6 +1091,7 @@ struct SheetsBenchArgs<'a> {
     repeat: &'a str,
     strip: bool,
     sampled_rows: u32,
+    overlap_measure: kerf::nest2d::OverlapMeasure,
     compute: Option<&'a str>,
 }
 
@@ -1112,6 +1127,7 @@ fn bench_sheets(files: &[PathBuf], a: SheetsBenchArgs, out: &PathBuf) -> Result<
             max_iterations: a.iterations,
             repeat,
             sampled_rows: a.sampled_rows,
+            overlap_measure: a.overlap_measure,
             ..Default::default()
         };
         // the same parts as one strip, in the same time: the density the sheets are held to

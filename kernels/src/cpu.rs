@@ -3,7 +3,7 @@
 //! run pairs plus one over the positions, instead of a raster scan per position); whole maps
 //! against the sheet from its summed-area table, rows shared among the cores.
 
-use crate::lines::{best_of, LineBest, Mover, Shape};
+use crate::lines::{best_of, LineBest, Mover, OverlapMeasure, Shape};
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed, Run, SEVERAL_RUNS};
 use crate::sheet::{Candidate, SheetSat};
@@ -90,7 +90,7 @@ impl Evaluator for CpuEvaluator {
                     _ if nx == 0 => Vec::new(),
                     None => {
                         let mut out = Vec::with_capacity(nx.max(ny) as usize);
-                        scan_candidate(c, others, |v| out.push(v));
+                        scan_candidate(c, others, OverlapMeasure::Cells, |v| out.push(v));
                         out
                     }
                     Some(t) => map_rows(c, |x, y| t.overlap_at(c, x, y)),
@@ -111,14 +111,32 @@ impl Evaluator for CpuEvaluator {
                         (nx, ny) if nx == 1 || ny == 1 => {
                             let mut best = None;
                             let mut at = 0;
-                            scan_candidate(c, &others, |v| {
+                            scan_candidate(c, &others, m.measure, |v| {
                                 best = LineBest::keep_least(best, v, at);
                                 at += 1;
                             });
                             best
                         }
-                        // (not a line: from the whole map)
-                        _ => best_of(&self.weighted_overlap_maps(&others, &[*c])[0]),
+                        // (not a line: from the whole map, whose table sums cells)
+                        _ if m.measure == OverlapMeasure::Cells => {
+                            best_of(&self.weighted_overlap_maps(&others, &[*c])[0])
+                        }
+                        // (or row by row, in the map's order)
+                        _ => {
+                            let b = c.bounds;
+                            let mut values = Vec::new();
+                            for y in b.y_lo..=b.y_hi {
+                                scan_line_into::<true>(
+                                    c.raster,
+                                    y,
+                                    (b.x_lo, b.x_hi),
+                                    &others,
+                                    m.measure,
+                                    |v| values.push(v),
+                                );
+                            }
+                            best_of(&values)
+                        }
                     })
                     .collect()
             })
@@ -214,18 +232,25 @@ fn scan_line<const ALONG_X: bool>(
     others: &[Placed],
 ) -> Vec<u64> {
     let mut out = Vec::with_capacity((range.1 - range.0 + 1).max(0) as usize);
-    scan_line_into::<ALONG_X>(part, fixed, range, others, |v| out.push(v));
+    scan_line_into::<ALONG_X>(part, fixed, range, others, OverlapMeasure::Cells, |v| {
+        out.push(v)
+    });
     out
 }
 
 /// `scan_line_into` for a candidate that is one row (`ny == 1`: scanned along x) or one
 /// column of positions.
-fn scan_candidate(c: &Candidate, others: &[Placed], emit: impl FnMut(u64)) {
+fn scan_candidate(
+    c: &Candidate,
+    others: &[Placed],
+    measure: OverlapMeasure,
+    emit: impl FnMut(u64),
+) {
     let b = c.bounds;
     if c.dims().1 == 1 {
-        scan_line_into::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), others, emit)
+        scan_line_into::<true>(c.raster, b.y_lo, (b.x_lo, b.x_hi), others, measure, emit)
     } else {
-        scan_line_into::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), others, emit)
+        scan_line_into::<false>(c.raster, b.x_lo, (b.y_lo, b.y_hi), others, measure, emit)
     }
 }
 
@@ -235,11 +260,15 @@ fn scan_line_into<const ALONG_X: bool>(
     fixed: i32,
     range: (i32, i32),
     others: &[Placed],
+    measure: OverlapMeasure,
     emit: impl FnMut(u64),
 ) {
     let (lo, hi) = range;
     if hi < lo {
         return;
+    }
+    if measure != OverlapMeasure::Cells {
+        return scan_shape_by_shape::<ALONG_X>(part, fixed, range, others, measure, emit);
     }
     let extent_a = dims::<ALONG_X>(part).1;
     // The array spans every corner of the others in reach, and the line: an other at o_off
@@ -334,6 +363,67 @@ fn scan_into_differences<const ALONG_X: bool>(
         slope += dv;
         f += slope;
     }
+}
+
+/// `scan_line_into` for a measure that is not a sum of cells: each shape in reach gets its own
+/// difference array over the positions where it can meet the mover, integrated to its shared
+/// cells at each position, whose cost times the shape's weight is added to the line's values.
+fn scan_shape_by_shape<const ALONG_X: bool>(
+    part: &PartRaster,
+    fixed: i32,
+    (lo, hi): (i32, i32),
+    others: &[Placed],
+    measure: OverlapMeasure,
+    mut emit: impl FnMut(u64),
+) {
+    let (lanes_a, extent_a) = dims::<ALONG_X>(part);
+    let mut line = vec![0u64; (hi - lo + 1) as usize];
+    DIFFERENCES.with_borrow_mut(|d| {
+        for o in others {
+            let Some((o_off, o_extent)) = in_reach::<ALONG_X>(o, (lo, hi), extent_a) else {
+                continue;
+            };
+            let o_lane0 = if ALONG_X { o.y } else { o.x };
+            let l0 = fixed.max(o_lane0);
+            let l1 = (fixed + lanes_a).min(o_lane0 + dims::<ALONG_X>(o.raster).0);
+            if l0 >= l1 {
+                continue;
+            }
+            // the array spans every corner this shape can put (see `scan_line_into`)
+            let base = o_off - extent_a - 1;
+            d.clear();
+            d.resize((o_off + o_extent + 2 - base) as usize, 0);
+            let (off, ends) = (o_off - base, (lo - base, hi - base));
+            let spans_a = &spans::<ALONG_X>(part)[(l0 - fixed) as usize..(l1 - fixed) as usize];
+            let spans_b =
+                &spans::<ALONG_X>(o.raster)[(l0 - o_lane0) as usize..(l1 - o_lane0) as usize];
+            for (k, (&a, &b)) in spans_a.iter().zip(spans_b).enumerate() {
+                if a != SEVERAL_RUNS && b != SEVERAL_RUNS {
+                    add_trapezoid(d, a, b, off, 1, ends);
+                    continue;
+                }
+                let ln = l0 + k as i32;
+                let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
+                let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
+                add_lane_pairs(d, ra, rb, off, 1, ends);
+            }
+            // integrate twice (as `scan_into_differences` does), over this shape's reach
+            let w = o.weight as u64;
+            let (mut slope, mut cells) = (0i64, 0i64);
+            for (i, &dv) in d.iter().enumerate() {
+                let p = base + i as i32;
+                if p > hi {
+                    break;
+                }
+                if p >= lo && cells > 0 {
+                    line[(p - lo) as usize] += w * measure.cost(cells as u64);
+                }
+                slope += dv;
+                cells += slope;
+            }
+        }
+    });
+    line.into_iter().for_each(&mut emit);
 }
 
 /// `add_trapezoid` for every pair of runs of two lanes, one of which holds no run or several:

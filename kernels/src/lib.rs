@@ -16,7 +16,7 @@ pub mod weighted;
 
 pub use cpu::CpuEvaluator;
 pub use gpu::GpuEvaluator;
-pub use lines::{best_of, LineBest, Mover, Shape};
+pub use lines::{best_of, LineBest, Mover, OverlapMeasure, Shape};
 pub use occupancy::Occupancy;
 pub use raster::{pair_overlap, PartRaster, Placed, Run, WEIGHT_ONE};
 pub use select::{choose, Compute};

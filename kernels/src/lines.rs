@@ -18,13 +18,56 @@ pub struct Shape<'a> {
     pub y: i32,
 }
 
-/// One mover of a batch: its weight for each shape of the scene (same length as the scene) and
-/// its lines: candidates whose bounds are one row (`y_lo == y_hi`, scanned along x) or one
-/// column (scanned along y) of positions.
+/// One mover of a batch: its weight for each shape of the scene (same length as the scene), its
+/// lines (candidates whose bounds are one row, `y_lo == y_hi`, scanned along x, or one column,
+/// scanned along y, of positions), and what it pays for the cells it shares with a shape.
 #[derive(Clone, Debug)]
 pub struct Mover<'a> {
     pub weights: Vec<u32>,
     pub lines: Vec<Candidate<'a>>,
+    pub measure: OverlapMeasure,
+}
+
+/// What a mover pays for the cells it shares with one shape, before that shape's weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OverlapMeasure {
+    /// The shared cells: a line's values are one sum over every shape's trapezoids. The
+    /// default: the root below is denser on swim but not yet on the other strips.
+    #[default]
+    Cells,
+    /// The integer square root of `ROOT_SCALE` times the shared cells. Concave, so a pair's
+    /// overlap costs less per cell the deeper it is: a mover would rather lie deep in one shape
+    /// than graze several, and the guided local search's weights then push that one pair apart
+    /// (sparrow's overlap measure is concave the same way). Each shape's overlap is needed on
+    /// its own before the root, so a line costs a pass over the positions per shape in reach.
+    RootCells,
+}
+
+/// `OverlapMeasure::RootCells`' scale: one shared cell costs 8, a hundred 80.
+pub const ROOT_SCALE: u64 = 64;
+
+impl std::str::FromStr for OverlapMeasure {
+    type Err = String;
+    fn from_str(s: &str) -> Result<OverlapMeasure, String> {
+        match s {
+            "cells" => Ok(OverlapMeasure::Cells),
+            "root" => Ok(OverlapMeasure::RootCells),
+            other => Err(format!(
+                "overlap measure: expected cells or root, not {other:?}"
+            )),
+        }
+    }
+}
+
+impl OverlapMeasure {
+    /// The cost of `cells` shared cells with one shape, at weight one.
+    #[inline(always)]
+    pub fn cost(self, cells: u64) -> u64 {
+        match self {
+            OverlapMeasure::Cells => cells,
+            OverlapMeasure::RootCells => (cells * ROOT_SCALE).isqrt(),
+        }
+    }
 }
 
 impl<'a> Mover<'a> {

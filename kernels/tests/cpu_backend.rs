@@ -70,6 +70,98 @@ fn line_scans_match_brute_force() {
     }
 }
 
+/// `best_on_lines` with the root measure: each line's least value and its first position are
+/// those of the sum, over the shapes, of weight x isqrt(64 x shared cells), counted cell by cell
+/// (and with the cells measure, of weight x shared cells, as before).
+#[test]
+fn line_bests_under_either_measure_match_brute_force() {
+    let mut rng = Rng(0x2545F4914F6CDD1D);
+    let cpu = CpuEvaluator;
+    for _ in 0..150 {
+        let part = random_raster(&mut rng, 9);
+        let others: Vec<(PartRaster, i32, i32)> = (0..4)
+            .map(|_| {
+                (
+                    random_raster(&mut rng, 9),
+                    rng.below(20) as i32,
+                    rng.below(20) as i32,
+                )
+            })
+            .collect();
+        let scene: Vec<Shape> = others
+            .iter()
+            .map(|(r, x, y)| Shape {
+                raster: r,
+                x: *x,
+                y: *y,
+            })
+            .collect();
+        let weights: Vec<u32> = (0..scene.len())
+            .map(|_| rng.below(3) as u32 * (1 + rng.below(500) as u32))
+            .collect();
+        let at = rng.below(20) as i32 - 3;
+        let lines = vec![
+            Candidate {
+                raster: &part,
+                bounds: Bounds {
+                    x_lo: -5,
+                    x_hi: 25,
+                    y_lo: at,
+                    y_hi: at,
+                },
+            },
+            Candidate {
+                raster: &part,
+                bounds: Bounds {
+                    x_lo: at,
+                    x_hi: at,
+                    y_lo: -5,
+                    y_hi: 25,
+                },
+            },
+            // not a line: a rectangle of positions, row by row
+            Candidate {
+                raster: &part,
+                bounds: Bounds {
+                    x_lo: 2,
+                    x_hi: 9,
+                    y_lo: 1,
+                    y_hi: 6,
+                },
+            },
+        ];
+        for measure in [OverlapMeasure::Cells, OverlapMeasure::RootCells] {
+            let mover = Mover {
+                weights: weights.clone(),
+                lines: lines.clone(),
+                measure,
+            };
+            let got = cpu.best_on_lines(&scene, std::slice::from_ref(&mover));
+            for (c, best) in lines.iter().zip(&got[0]) {
+                let b = c.bounds;
+                let values: Vec<u64> = (b.y_lo..=b.y_hi)
+                    .flat_map(|y| (b.x_lo..=b.x_hi).map(move |x| (x, y)))
+                    .map(|(x, y)| {
+                        others
+                            .iter()
+                            .zip(&weights)
+                            .map(|((r, ox, oy), &w)| {
+                                let cells = brute_overlap(&part, x, y, r, *ox, *oy);
+                                let cost = match measure {
+                                    OverlapMeasure::Cells => cells,
+                                    OverlapMeasure::RootCells => (64 * cells).isqrt(),
+                                };
+                                w as u64 * cost
+                            })
+                            .sum()
+                    })
+                    .collect();
+                assert_eq!(*best, best_of(&values), "{measure:?} on {b:?}");
+            }
+        }
+    }
+}
+
 /// `first_fit` and the grid's free-run summary against brute force on random `w` x `h` grids
 /// holding `obstacles` random rasters of up to `big` cells a side (solid ones with runs up to
 /// `big`, so that columns hold long obstacles a fit must jump past).

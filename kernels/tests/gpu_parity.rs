@@ -410,7 +410,11 @@ fn best_on_lines_agree_with_brute_force_on_every_backend() {
                         Candidate { raster, bounds }
                     })
                     .collect();
-                Mover { weights, lines }
+                Mover {
+                    weights,
+                    lines,
+                    measure: OverlapMeasure::Cells,
+                }
             })
             .collect();
         let want: Vec<Vec<Option<LineBest>>> = movers
@@ -539,6 +543,7 @@ fn best_on_lines_agree_on_long_lines_tall_rasters_and_many_jobs() {
         .map(|lines| Mover {
             weights: weights.clone(),
             lines,
+            measure: OverlapMeasure::Cells,
         })
         .collect();
     let want = CpuEvaluator.best_on_lines(&scene, &movers);
@@ -560,4 +565,16 @@ fn best_on_lines_agree_on_long_lines_tall_rasters_and_many_jobs() {
         assert_eq!(g.failure(), None, "the GPU answered itself");
         assert_eq!(g.answered(), 1, "the batch went to the GPU");
     }
+    // under the root measure the same batch gives the CPU twin's answers (it computes them)
+    let rooted: Vec<Mover> = movers
+        .iter()
+        .map(|m| Mover {
+            measure: OverlapMeasure::RootCells,
+            ..m.clone()
+        })
+        .collect();
+    let want = CpuEvaluator.best_on_lines(&scene, &rooted);
+    assert_every_backend(&gpu, "long lines under the root measure", 0, &want, |e| {
+        e.best_on_lines(&scene, &rooted)
+    });
 }

@@ -1,6 +1,7 @@
 //! The 2D problem and its answer, in engine terms (no wire names, no JSON).
 
 use crate::geometry::{PartGeometry, Shape};
+pub use kerf_kernels::OverlapMeasure;
 use kerf_kernels::PartRaster;
 
 impl PartSpec {
@@ -263,6 +264,8 @@ pub struct Settings {
     pub sampled_rows: u32,
     /// The overlap measure's depth levels (off: every covered cell costs 1).
     pub overlap_depth: DepthLevels,
+    /// What the local search pays for the cells two parts share (`OverlapMeasure`).
+    pub overlap_measure: OverlapMeasure,
 }
 
 /// What one local-search move scans and how a pass evaluates its moves: the part of
@@ -271,6 +274,9 @@ pub struct Settings {
 pub struct MoveSet {
     pub moves: Moves,
     pub sampled_rows: u32,
+    /// What a pair's shared cells cost; with `OverlapMeasure::RootCells` the pair weights also
+    /// start at the parts' sizes (`search::Compactor::new`).
+    pub measure: OverlapMeasure,
 }
 
 impl Settings {
@@ -278,6 +284,7 @@ impl Settings {
         MoveSet {
             moves: self.moves,
             sampled_rows: self.sampled_rows,
+            measure: self.overlap_measure,
         }
     }
 }
@@ -490,6 +497,7 @@ impl Default for Settings {
             moves: Moves::Batched,
             sampled_rows: 0,
             overlap_depth: DepthLevels::off(),
+            overlap_measure: OverlapMeasure::Cells,
         }
     }
 }

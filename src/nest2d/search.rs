@@ -4,7 +4,7 @@
 //!   overlaps each shrink creates by moving parts to the least-overlapping position along whole
 //!   lines of positions (evaluated by the kernels), raising the weights of pairs that stay stuck.
 
-use super::model::{MoveSet, Moves};
+use super::model::{MoveSet, Moves, OverlapMeasure};
 use super::rng::Rng;
 use crate::geometry::{BBox, Point};
 use kerf_kernels::{
@@ -256,9 +256,11 @@ pub fn least_overlap_pose(
     if lines.is_empty() {
         return None; // (no orientation fits the sheet: no batch is sent)
     }
+    // (where it shares fewest cells: the local search then makes room)
     let mover = Mover {
         weights: vec![1; scene.len()],
         lines: lines.iter().map(|(_, c)| *c).collect(),
+        measure: OverlapMeasure::Cells,
     };
     let bests = eval.best_on_lines(&scene, &[mover]).pop()?;
     // the least value, then the smallest x, then y (each line's best is its first position)
@@ -378,6 +380,8 @@ pub struct Compactor<'a> {
     overlap: Vec<u64>,
     blocked_overlap: Vec<u64>,
     weights: Vec<u32>,
+    /// Each pair's weight at the start of a separation (`WEIGHT_ONE`, or by the parts' sizes).
+    start_weights: Vec<u32>,
     rng: Rng,
     /// Strikes run so far (the deterministic budget `Budget::max_rounds` counts these).
     rounds: u64,
@@ -404,6 +408,26 @@ enum Round {
     Done,
 }
 
+/// Each pair's starting weight by the two parts' sizes, as sparrow weighs its overlaps: the
+/// geometric mean of their raster areas over the mean area, square-rooted (so the weight grows
+/// with the parts' sides), clamped to 1/16 .. 16 of `WEIGHT_ONE`. A part then rather covers a
+/// small part, which finds a hole more easily, than a big one.
+fn weights_by_size(items: &[&[Oriented]]) -> Vec<u32> {
+    let n = items.len();
+    let area: Vec<f64> = items.iter().map(|o| o[0].raster.area() as f64).collect();
+    let mean = area.iter().sum::<f64>() / n.max(1) as f64;
+    let mut w = vec![WEIGHT_ONE; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let f = ((area[i] * area[j]).sqrt() / mean)
+                .sqrt()
+                .clamp(1.0 / 16.0, 16.0);
+            w[i * n + j] = ((WEIGHT_ONE as f64 * f).round() as u32).max(1);
+        }
+    }
+    w
+}
+
 /// Weight of the sheet's blocked cells: never worth covering.
 const BLOCKED_WEIGHT: u32 = WEIGHT_ONE * 64;
 const MAX_WEIGHT: u32 = WEIGHT_ONE * 1_000_000;
@@ -418,6 +442,10 @@ impl<'a> Compactor<'a> {
         moves: MoveSet,
     ) -> Self {
         let n = items.len();
+        let start_weights = match moves.measure {
+            OverlapMeasure::Cells => vec![WEIGHT_ONE; n * n],
+            OverlapMeasure::RootCells => weights_by_size(&items),
+        };
         let mut c = Compactor {
             eval,
             area,
@@ -425,7 +453,8 @@ impl<'a> Compactor<'a> {
             poses,
             overlap: vec![0; n * n],
             blocked_overlap: vec![0; n],
-            weights: vec![WEIGHT_ONE; n * n],
+            weights: start_weights.clone(),
+            start_weights,
             rng: Rng::new(seed),
             rounds: 0,
             moves,
@@ -508,9 +537,9 @@ impl<'a> Compactor<'a> {
         at.paid
             .iter()
             .zip(&self.weights[i * n..(i + 1) * n])
-            .map(|(&ov, &w)| ov * w as u64)
+            .map(|(&ov, &w)| self.moves.measure.cost(ov) * w as u64)
             .sum::<u64>()
-            + at.blocked * BLOCKED_WEIGHT as u64
+            + self.moves.measure.cost(at.blocked) * BLOCKED_WEIGHT as u64
     }
 
     /// Puts item i at `pose` and records its overlaps there (from `overlaps_at`).
@@ -532,9 +561,11 @@ impl<'a> Compactor<'a> {
     fn item_cost(&self, i: usize) -> u64 {
         let n = self.poses.len();
         (0..n)
-            .map(|j| self.overlap[i * n + j] * self.weights[i * n + j] as u64)
+            .map(|j| {
+                self.moves.measure.cost(self.overlap[i * n + j]) * self.weights[i * n + j] as u64
+            })
             .sum::<u64>()
-            + self.blocked_overlap[i] * BLOCKED_WEIGHT as u64
+            + self.moves.measure.cost(self.blocked_overlap[i]) * BLOCKED_WEIGHT as u64
     }
 
     pub fn total_overlap(&self) -> u64 {
@@ -664,6 +695,7 @@ impl<'a> Compactor<'a> {
             .map(|(i, lines)| Mover {
                 weights: self.weight_row(*i),
                 lines: lines.iter().map(|(_, c)| *c).collect(),
+                measure: self.moves.measure,
             })
             .collect();
         let bests = self.eval.best_on_lines(&self.scene(), &movers);
@@ -732,7 +764,7 @@ impl<'a> Compactor<'a> {
     /// Tries to remove all overlap within `length`. True on success (a feasible layout).
     fn separate(&mut self, length: f64, budget: &Budget) -> bool {
         let n = self.poses.len();
-        self.weights.iter_mut().for_each(|w| *w = WEIGHT_ONE);
+        self.weights.clone_from(&self.start_weights);
         let max_strikes = 40 + 2 * n as u64;
         let mut best_total = u64::MAX;
         let mut strikes_without_progress = 0;
@@ -970,6 +1002,30 @@ mod tests {
             },
             margin: 0,
         }
+    }
+
+    #[test]
+    fn pair_weights_by_size_grow_with_the_parts() {
+        let off = DepthLevels::off();
+        let (big, small, other) = (square(12, &off), square(3, &off), square(5, &off));
+        let w = weights_by_size(&[
+            std::slice::from_ref(&big),
+            std::slice::from_ref(&small),
+            std::slice::from_ref(&other),
+        ]);
+        // areas 144, 9 and 25 (mean 59.33): big with big 1.56 x WEIGHT_ONE, big with small
+        // 0.78, small with small 0.39
+        let at = |i: usize, j: usize| w[i * 3 + j];
+        assert!(at(0, 0) > at(0, 1) && at(0, 1) > at(1, 1));
+        assert_eq!(at(0, 1), at(1, 0));
+        assert_eq!(
+            at(0, 0),
+            (WEIGHT_ONE as f64 * (144.0f64 / (178.0 / 3.0)).sqrt()).round() as u32
+        );
+        assert_eq!(
+            at(1, 1),
+            (WEIGHT_ONE as f64 * (9.0f64 / (178.0 / 3.0)).sqrt()).round() as u32
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! and answers on the CPU from then on.
 
 use crate::cpu::CpuEvaluator;
-use crate::lines::{line_work, LineBest, Mover, Shape};
+use crate::lines::{line_work, LineBest, Mover, OverlapMeasure, Shape};
 use crate::occupancy::Occupancy;
 use crate::raster::{PartRaster, Placed};
 use crate::sheet::{fit_bounds, Candidate};
@@ -1079,6 +1079,11 @@ impl Evaluator for GpuEvaluator {
     }
 
     fn best_on_lines(&self, scene: &[Shape], movers: &[Mover]) -> Vec<Vec<Option<LineBest>>> {
+        // the line shader sums cells over all shapes at once; another measure needs each
+        // shape's cells on their own, which only the CPU twin computes (the same answers)
+        if movers.iter().any(|m| m.measure != OverlapMeasure::Cells) {
+            return self.cpu.best_on_lines(scene, movers);
+        }
         self.answer(
             Call::Lines,
             line_work(scene, movers),
