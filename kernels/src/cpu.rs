@@ -321,35 +321,18 @@ fn scan_into_differences<const ALONG_X: bool>(
     d: &mut [i64],
     mut emit: impl FnMut(u64),
 ) {
-    let (lanes_a, extent_a) = dims::<ALONG_X>(part);
+    let extent_a = dims::<ALONG_X>(part).1;
     // the line's ends as indices of d
     let (lo_i, hi_i) = (lo - base, hi - base);
     for o in others {
         let Some((o_off, _)) = in_reach::<ALONG_X>(o, (lo, hi), extent_a) else {
             continue;
         };
-        let o_lane0 = if ALONG_X { o.y } else { o.x };
-        let o_lanes = dims::<ALONG_X>(o.raster).0;
-        let l0 = fixed.max(o_lane0);
-        let l1 = (fixed + lanes_a).min(o_lane0 + o_lanes);
-        if l0 >= l1 {
+        let Some(lanes) = shared_lanes::<ALONG_X>(part, fixed, o) else {
             continue;
-        }
-        let w = o.weight as i64;
-        let off = o_off - base;
-        // the lanes both share, most of them one run each (read straight from the spans)
-        let spans_a = &spans::<ALONG_X>(part)[(l0 - fixed) as usize..(l1 - fixed) as usize];
-        let spans_b = &spans::<ALONG_X>(o.raster)[(l0 - o_lane0) as usize..(l1 - o_lane0) as usize];
-        for (k, (&a, &b)) in spans_a.iter().zip(spans_b).enumerate() {
-            if a != SEVERAL_RUNS && b != SEVERAL_RUNS {
-                add_trapezoid(d, a, b, off, w, (lo_i, hi_i));
-                continue;
-            }
-            let ln = l0 + k as i32;
-            let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
-            let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
-            add_lane_pairs(d, ra, rb, off, w, (lo_i, hi_i));
-        }
+        };
+        let (off, w) = (o_off - base, o.weight as i64);
+        add_shared_lanes::<ALONG_X>(d, part, fixed, o, lanes, off, w, (lo_i, hi_i));
     }
     // integrate twice: f(x) = sum over k < x of slope(k); the line's values are f at lo..=hi
     let (first, last) = (lo_i as usize, hi_i as usize);
@@ -376,37 +359,22 @@ fn scan_shape_by_shape<const ALONG_X: bool>(
     measure: OverlapMeasure,
     mut emit: impl FnMut(u64),
 ) {
-    let (lanes_a, extent_a) = dims::<ALONG_X>(part);
+    let extent_a = dims::<ALONG_X>(part).1;
     let mut line = vec![0u64; (hi - lo + 1) as usize];
     DIFFERENCES.with_borrow_mut(|d| {
         for o in others {
             let Some((o_off, o_extent)) = in_reach::<ALONG_X>(o, (lo, hi), extent_a) else {
                 continue;
             };
-            let o_lane0 = if ALONG_X { o.y } else { o.x };
-            let l0 = fixed.max(o_lane0);
-            let l1 = (fixed + lanes_a).min(o_lane0 + dims::<ALONG_X>(o.raster).0);
-            if l0 >= l1 {
+            let Some(lanes) = shared_lanes::<ALONG_X>(part, fixed, o) else {
                 continue;
-            }
+            };
             // the array spans every corner this shape can put (see `scan_line_into`)
             let base = o_off - extent_a - 1;
             d.clear();
             d.resize((o_off + o_extent + 2 - base) as usize, 0);
             let (off, ends) = (o_off - base, (lo - base, hi - base));
-            let spans_a = &spans::<ALONG_X>(part)[(l0 - fixed) as usize..(l1 - fixed) as usize];
-            let spans_b =
-                &spans::<ALONG_X>(o.raster)[(l0 - o_lane0) as usize..(l1 - o_lane0) as usize];
-            for (k, (&a, &b)) in spans_a.iter().zip(spans_b).enumerate() {
-                if a != SEVERAL_RUNS && b != SEVERAL_RUNS {
-                    add_trapezoid(d, a, b, off, 1, ends);
-                    continue;
-                }
-                let ln = l0 + k as i32;
-                let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
-                let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
-                add_lane_pairs(d, ra, rb, off, 1, ends);
-            }
+            add_shared_lanes::<ALONG_X>(d, part, fixed, o, lanes, off, 1, ends);
             // integrate twice (as `scan_into_differences` does), over this shape's reach
             let w = o.weight as u64;
             let (mut slope, mut cells) = (0i64, 0i64);
@@ -424,6 +392,51 @@ fn scan_shape_by_shape<const ALONG_X: bool>(
         }
     });
     line.into_iter().for_each(&mut emit);
+}
+
+/// The lanes (rows for an X scan, columns for a Y scan) that `part`, its first lane at `fixed`,
+/// shares with `o`: the half-open range of lane numbers, None when they share none.
+#[inline(always)]
+fn shared_lanes<const ALONG_X: bool>(
+    part: &PartRaster,
+    fixed: i32,
+    o: &Placed,
+) -> Option<(i32, i32)> {
+    let o_lane0 = if ALONG_X { o.y } else { o.x };
+    let l0 = fixed.max(o_lane0);
+    let l1 = (fixed + dims::<ALONG_X>(part).0).min(o_lane0 + dims::<ALONG_X>(o.raster).0);
+    (l0 < l1).then_some((l0, l1))
+}
+
+/// Adds to `d` the trapezoid of every pair of runs `part` and `o` have in the lanes `(l0, l1)`
+/// they share, at weight `w` (`off`: `o`'s offset along the scan as an index of `d`; `ends`:
+/// the line's ends as indices of `d`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn add_shared_lanes<const ALONG_X: bool>(
+    d: &mut [i64],
+    part: &PartRaster,
+    fixed: i32,
+    o: &Placed,
+    (l0, l1): (i32, i32),
+    off: i32,
+    w: i64,
+    ends: (i32, i32),
+) {
+    let o_lane0 = if ALONG_X { o.y } else { o.x };
+    // most lanes hold one run each, read straight from the spans
+    let spans_a = &spans::<ALONG_X>(part)[(l0 - fixed) as usize..(l1 - fixed) as usize];
+    let spans_b = &spans::<ALONG_X>(o.raster)[(l0 - o_lane0) as usize..(l1 - o_lane0) as usize];
+    for (k, (&a, &b)) in spans_a.iter().zip(spans_b).enumerate() {
+        if a != SEVERAL_RUNS && b != SEVERAL_RUNS {
+            add_trapezoid(d, a, b, off, w, ends);
+            continue;
+        }
+        let ln = l0 + k as i32;
+        let ra = lane::<ALONG_X>(part, (ln - fixed) as u32);
+        let rb = lane::<ALONG_X>(o.raster, (ln - o_lane0) as u32);
+        add_lane_pairs(d, ra, rb, off, w, ends);
+    }
 }
 
 /// `add_trapezoid` for every pair of runs of two lanes, one of which holds no run or several:

@@ -1011,9 +1011,9 @@ const PHASES: [(f64, f64); 5] = [
     (4.0, 0.08),
 ];
 
-/// The compactor keeps dense n x n overlap and weight matrices (12 bytes a pair per thread);
-/// past this many parts on the last sheet it would cost too much memory, and the first-fit
-/// layout is kept as it is.
+/// The compactor keeps dense n x n overlap and weight matrices (12 bytes a pair per thread, 16
+/// with the root measure's starting weights); past this many parts on the last sheet it would
+/// cost too much memory, and the first-fit layout is kept as it is.
 pub(super) const MAX_COMPACTED_PARTS: usize = 2500;
 
 /// Shortens the last sheet's used length: per phase, several seeded threads run the guided local

@@ -380,8 +380,9 @@ pub struct Compactor<'a> {
     overlap: Vec<u64>,
     blocked_overlap: Vec<u64>,
     weights: Vec<u32>,
-    /// Each pair's weight at the start of a separation (`WEIGHT_ONE`, or by the parts' sizes).
-    start_weights: Vec<u32>,
+    /// Each pair's weight at the start of a separation where it is not `WEIGHT_ONE`: by the
+    /// parts' sizes under `OverlapMeasure::RootCells` (`weights_by_size`).
+    start_weights: Option<Vec<u32>>,
     rng: Rng,
     /// Strikes run so far (the deterministic budget `Budget::max_rounds` counts these).
     rounds: u64,
@@ -443,8 +444,8 @@ impl<'a> Compactor<'a> {
     ) -> Self {
         let n = items.len();
         let start_weights = match moves.measure {
-            OverlapMeasure::Cells => vec![WEIGHT_ONE; n * n],
-            OverlapMeasure::RootCells => weights_by_size(&items),
+            OverlapMeasure::Cells => None,
+            OverlapMeasure::RootCells => Some(weights_by_size(&items)),
         };
         let mut c = Compactor {
             eval,
@@ -453,7 +454,9 @@ impl<'a> Compactor<'a> {
             poses,
             overlap: vec![0; n * n],
             blocked_overlap: vec![0; n],
-            weights: start_weights.clone(),
+            weights: start_weights
+                .clone()
+                .unwrap_or_else(|| vec![WEIGHT_ONE; n * n]),
             start_weights,
             rng: Rng::new(seed),
             rounds: 0,
@@ -764,7 +767,10 @@ impl<'a> Compactor<'a> {
     /// Tries to remove all overlap within `length`. True on success (a feasible layout).
     fn separate(&mut self, length: f64, budget: &Budget) -> bool {
         let n = self.poses.len();
-        self.weights.clone_from(&self.start_weights);
+        match &self.start_weights {
+            Some(w) => self.weights.clone_from(w),
+            None => self.weights.fill(WEIGHT_ONE),
+        }
         let max_strikes = 40 + 2 * n as u64;
         let mut best_total = u64::MAX;
         let mut strikes_without_progress = 0;
