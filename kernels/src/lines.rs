@@ -32,7 +32,8 @@ pub struct Mover<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OverlapMeasure {
     /// The shared cells: a line's values are one sum over every shape's trapezoids. The
-    /// default: the root below is denser on swim but not yet on the other strips.
+    /// default: the root below is denser on swim, but not on the other strips nor on other
+    /// parts that interlock as swim's do (`benches/history/strip.md`).
     #[default]
     Cells,
     /// The integer square root of `ROOT_SCALE` times the shared cells. Concave, so a pair's
@@ -71,9 +72,10 @@ impl OverlapMeasure {
 }
 
 /// `u64::isqrt`, from the float square root. Why: `u64::isqrt` took 42 % of a search's time
-/// under the root measure (`perf`, swim, 20 s), the float root a few cycles. The float root of
-/// an integer below 2^52 floors to the integer root exactly; above, `n as f64` rounds, so two
-/// steps settle the last unit either way. The same integers as `isqrt` for every `n`.
+/// under the root measure (`perf`, swim, 20 s); with this the search runs 1.5 times the pace.
+/// The float root of an integer below 2^52 floors to the integer root exactly; above it (and
+/// from 2^53 on, where `n as f64` rounds) it can be a unit off either way, which the two loops
+/// settle. The same integers as `isqrt` for every `n`.
 #[inline(always)]
 pub fn exact_isqrt(n: u64) -> u64 {
     let mut r = (n as f64).sqrt() as u64;

@@ -3,9 +3,10 @@
 S/Z and star outlines, ten kinds of three to six copies each, strip height 150), in jagua-rs
 JSON. They fill 0.75 and 0.72 of their convex hulls, about as little as swim's parts (0.76),
 and were made to test whether what helps swim helps parts of that kind in general
-(benches/history/strip.md, thirty-third session). Deterministic: `python3 generate.py`."""
+(benches/history/strip.md, thirty-third session). Deterministic; writes beside itself."""
 import json
 import math
+import pathlib
 import random
 
 
@@ -73,5 +74,5 @@ def job(seed, name):
 
 
 for seed, name in [(11, "synA"), (12, "synB")]:
-    with open(f"{name}.json", "w") as f:
+    with open(pathlib.Path(__file__).parent / f"{name}.json", "w") as f:
         json.dump(job(seed, name), f)
