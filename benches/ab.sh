@@ -51,6 +51,16 @@ fi
 
 # no globbing of the commands' words
 set -f
+# an arm's command as `prefix` (what runs the bench) and `options` (from the first word that
+# starts with --, put after the files)
+split_command() {
+    local word words
+    read -ra words <<<"$1"
+    prefix=() options=()
+    for word in "${words[@]}"; do
+        if [[ ${#options[@]} -gt 0 || $word == --* ]]; then options+=("$word"); else prefix+=("$word"); fi
+    done
+}
 labels=()
 for arm in "${arms[@]}"; do
     label=${arm%%=*}
@@ -65,10 +75,11 @@ for arm in "${arms[@]}"; do
         fi
     done
     labels+=("$label")
-    read -ra words <<<"${arm#*=}"
-    runner=${words[0]}
-    [[ $runner == env ]] && for w in "${words[@]:1}"; do [[ $w == *=* ]] || { runner=$w; break; }; done
-    if ! command -v "$runner" >/dev/null; then
+    split_command "${arm#*=}"
+    # the program itself: the first word, or after `env` the first that sets no variable
+    runner=${prefix[0]:-}
+    [[ $runner == env ]] && for w in "${prefix[@]:1}"; do [[ $w == *=* ]] || { runner=$w; break; }; done
+    if [[ -z $runner ]] || ! command -v "$runner" >/dev/null; then
         echo "ab.sh: arm '$label': no program '$runner'" >&2
         exit 2
     fi
@@ -103,11 +114,7 @@ for file in "${files[@]}"; do
         for arm in "${order[@]}"; do
             label=${arm%%=*}
             have "$label" "$name" "$seed" && continue
-            read -ra words <<<"${arm#*=}"
-            prefix=() options=()
-            for word in "${words[@]}"; do
-                if [[ ${#options[@]} -gt 0 || $word == --* ]]; then options+=("$word"); else prefix+=("$word"); fi
-            done
+            split_command "${arm#*=}"
             mkdir -p "$out/$label-$seed"
             line=$("${prefix[@]}" bench $kind "$file" --time "$time" --seed "$seed" \
                 --out "$out/$label-$seed" "${options[@]}" 2>"$out/$label-$seed/$name.err" |

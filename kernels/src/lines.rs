@@ -77,7 +77,7 @@ impl OverlapMeasure {
 /// from 2^53 on, where `n as f64` rounds) it can be a unit off either way, which the two loops
 /// settle. The same integers as `isqrt` for every `n`.
 #[inline(always)]
-pub fn exact_isqrt(n: u64) -> u64 {
+fn exact_isqrt(n: u64) -> u64 {
     let mut r = (n as f64).sqrt() as u64;
     while r.checked_mul(r).is_none_or(|square| square > n) {
         r -= 1;
@@ -166,4 +166,37 @@ pub fn line_work(scene: &[Shape], movers: &[Mover]) -> u64 {
         }
     }
     work
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact_isqrt;
+
+    #[test]
+    fn the_root_measure_takes_the_same_integer_roots_as_isqrt() {
+        // every n up to a million, then the squares and their neighbours out to the top, where
+        // `n as f64` rounds (from 2^53 on) and the float root alone would be a unit off
+        for n in 0..1_000_000u64 {
+            assert_eq!(exact_isqrt(n), n.isqrt(), "{n}");
+        }
+        for k in (1u64..=u32::MAX as u64).step_by(65_521).chain([
+            (1 << 26) - 1,
+            1 << 26,
+            (1 << 26) + 1,
+            (1 << 32) - 1,
+        ]) {
+            for n in [k * k - 1, k * k, k * k + 1, k * k + 2 * k] {
+                assert_eq!(exact_isqrt(n), n.isqrt(), "{n}");
+            }
+        }
+        for n in [
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 63,
+            (1 << 53) + 1,
+            (1 << 52) - 1,
+        ] {
+            assert_eq!(exact_isqrt(n), n.isqrt(), "{n}");
+        }
+    }
 }
