@@ -10,8 +10,8 @@
 #    `--moves` (`batched`, the default, or `one-by-one`); `--depth-levels` (the overlap
 #    measure's depth levels, `off`, the default, or `fraction:extra,...`); and
 #    `--sampled-rows` (rows spread over the height that each move also scans; 0, the default);
-#    `--overlap-measure` (`cells`, the default, or `root`, whose line scans the GPU backend
-#    hands to its CPU twin).
+#    `--overlap-measure` (`mixed`, the default: a thread of each, `cells` or `root`, whose line
+#    scans the GPU backend hands to its CPU twin).
 #    GPU runs share the one GPU, so at most GPU_PARALLEL of them run at once; the CPU runs go
 #    on beside them on the other cores.
 #
@@ -80,12 +80,12 @@ run_one() { # pair instance mode
             [ -f "$file" ] || file="benches/data/sheets-large/${2#sheets:}.json"
             taskset -c "$cores" "$KERF" bench sheets "$file" \
                 --time "$TIME" --seed "$SEED" --compute "$compute" --sampled-rows "${rows:-0}" \
-                --overlap-measure "${measure:-cells}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+                --overlap-measure "${measure:-mixed}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         else
             taskset -c "$cores" "$KERF" bench esicup "benches/data/nest2d/$2.json" --time "$TIME" \
                 --seed "$SEED" --compute "$compute" --moves "${moves:-batched}" \
                 --depth-levels "${depth:-off}" --sampled-rows "${rows:-0}" \
-                --overlap-measure "${measure:-cells}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
+                --overlap-measure "${measure:-mixed}" --out "$LOGS/layouts_${3//\//_}" > "$log" 2>&1
         fi
     )
 }

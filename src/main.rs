@@ -239,11 +239,11 @@ enum BenchCmd {
         /// 0.0625:1,0.125:2,0.25:4: cells 1/16 of a typical part's side deep cost 1 more, ...).
         #[arg(long, default_value = "off")]
         depth_levels: kerf::nest2d::DepthLevels,
-        /// What the local search pays for the cells two parts share: cells (the default: the
-        /// count itself) or root (the square root of 64 x the cells, the pair weights starting
-        /// at the parts' sizes).
-        #[arg(long, default_value = "cells")]
-        overlap_measure: kerf::nest2d::OverlapMeasure,
+        /// What the local search's threads pay for the cells two parts share: cells (the
+        /// count itself), root (the square root of 64 x the cells, the pair weights starting
+        /// at the parts' sizes) or mixed (the default: even threads cells, odd threads root).
+        #[arg(long, default_value = "mixed")]
+        overlap_measure: kerf::nest2d::ThreadMeasures,
     },
     /// Multi-sheet nesting (jagua-rs JSON with a `sheets` list): sheets used against the area
     /// bound, sheet equivalents, utilisation of every sheet but the last; layouts written and
@@ -273,10 +273,10 @@ enum BenchCmd {
         /// orientation (wide moves; 0: none).
         #[arg(long, default_value_t = 0)]
         sampled_rows: u32,
-        /// What the local search pays for the cells two parts share: cells (the default) or
-        /// root (see `bench esicup`).
-        #[arg(long, default_value = "cells")]
-        overlap_measure: kerf::nest2d::OverlapMeasure,
+        /// What the local search's threads pay for the cells two parts share: cells, root or
+        /// mixed, the default (see `bench esicup`).
+        #[arg(long, default_value = "mixed")]
+        overlap_measure: kerf::nest2d::ThreadMeasures,
         #[arg(long)]
         out: PathBuf,
         /// Evaluation backend: auto, gpu or cpu. Default: KERF_COMPUTE, else auto.
@@ -607,10 +607,10 @@ fn run(cli: Cli) -> Result<()> {
             cells_per_part,
             &out,
             compute.as_deref(),
-            kerf::nest2d::MoveSet {
+            EsicupSearch {
                 moves,
                 sampled_rows,
-                measure: overlap_measure,
+                measures: overlap_measure,
             },
             depth_levels,
         ),
@@ -995,6 +995,13 @@ fn bench_exports(
     Ok(())
 }
 
+/// How `bench esicup`'s local search moves, as its options ask.
+struct EsicupSearch {
+    moves: kerf::nest2d::Moves,
+    sampled_rows: u32,
+    measures: kerf::nest2d::ThreadMeasures,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn bench_esicup(
     files: &[PathBuf],
@@ -1004,7 +1011,7 @@ fn bench_esicup(
     cells_per_part: f64,
     out: &PathBuf,
     compute: Option<&str>,
-    move_set: kerf::nest2d::MoveSet,
+    search: EsicupSearch,
     overlap_depth: kerf::nest2d::DepthLevels,
 ) -> Result<()> {
     use kerf::bench::esicup;
@@ -1025,9 +1032,9 @@ fn bench_esicup(
             max_cpu: threads,
             cells_per_part,
             objective: kerf::nest2d::Objective::MinimiseLength,
-            moves: move_set.moves,
-            sampled_rows: move_set.sampled_rows,
-            overlap_measure: move_set.measure,
+            moves: search.moves,
+            sampled_rows: search.sampled_rows,
+            overlap_measure: search.measures,
             overlap_depth: overlap_depth.clone(),
             ..Default::default()
         };
@@ -1091,7 +1098,7 @@ struct SheetsBenchArgs<'a> {
     repeat: &'a str,
     strip: bool,
     sampled_rows: u32,
-    overlap_measure: kerf::nest2d::OverlapMeasure,
+    overlap_measure: kerf::nest2d::ThreadMeasures,
     compute: Option<&'a str>,
 }
 

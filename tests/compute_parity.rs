@@ -74,8 +74,8 @@ fn same_on_both(problem: &Problem, gpu: &GpuEvaluator) -> NestResult {
 
 /// An iteration budget, not the clock, ends the search, so the run is reproducible; the time
 /// limit is far away so no step is cut short by a slow device. The overlap measure is the
-/// cell count, the default and the one the GPU's line shader computes (under the root measure
-/// the line scans go to the CPU twin: the first test checks that too).
+/// cell count, the one the GPU's line shader computes (under the root measure the line scans
+/// go to the CPU twin: the first test checks that too, and the default, a thread of each).
 fn reproducible() -> Settings {
     Settings {
         max_iterations: Some(6),
@@ -84,7 +84,7 @@ fn reproducible() -> Settings {
         max_cpu: 1,
         cells_per_part: 10.0,
         part_spacing: 1.0,
-        overlap_measure: OverlapMeasure::Cells,
+        overlap_measure: ThreadMeasures::Cells,
         ..Default::default()
     }
 }
@@ -108,16 +108,26 @@ const MOVES: [Moves; 2] = [Moves::OneByOne, Moves::Batched];
 fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     for moves in MOVES {
-        for measure in [OverlapMeasure::Cells, OverlapMeasure::RootCells] {
+        for measure in [
+            ThreadMeasures::Cells,
+            ThreadMeasures::Root,
+            ThreadMeasures::Mixed,
+        ] {
             let before = gpu.answered();
             let problem = small_job(Settings {
                 moves,
                 overlap_measure: measure,
+                // (mixed: a thread of each measure)
+                max_cpu: if measure == ThreadMeasures::Mixed {
+                    2
+                } else {
+                    1
+                },
                 ..reproducible()
             });
             let on_gpu = same_on_both(&problem, &gpu);
             let calls = gpu.answered() - before;
-            if measure == OverlapMeasure::Cells {
+            if measure == ThreadMeasures::Cells {
                 assert!(
                     calls > 20,
                     "first-fit and the local search ran on the GPU ({calls} calls, {moves:?})"
@@ -136,13 +146,20 @@ fn same_input_and_seed_give_the_same_layout_on_cpu_and_gpu() {
 fn the_multi_sheet_search_gives_the_same_sheets_on_cpu_and_gpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     // three times the parts on a smaller sheet: the search over all sheets runs (shares, strip
-    // and cut, insertions at least-overlap starts, emptying the last sheet)
-    for moves in MOVES {
+    // and cut, insertions at least-overlap starts, emptying the last sheet); each move mode on
+    // one thread, and the default measures on two (a densifying thread of each)
+    let cases = MOVES
+        .map(|moves| (moves, ThreadMeasures::Cells, 1))
+        .into_iter()
+        .chain([(Moves::Batched, ThreadMeasures::Mixed, 2)]);
+    for (moves, overlap_measure, max_cpu) in cases {
         let problem = Problem {
             parts: parts(3),
             sheets: vec![SheetSpec::rectangle("s", 100.0, 70.0)],
             settings: Settings {
                 moves,
+                overlap_measure,
+                max_cpu,
                 ..reproducible()
             },
         };

@@ -32,8 +32,9 @@ pub struct Mover<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OverlapMeasure {
     /// The shared cells: a line's values are one sum over every shape's trapezoids. The
-    /// default: the root below is denser on swim, but not on the other strips nor on other
-    /// parts that interlock as swim's do (`benches/history/strip.md`).
+    /// default for a search on one thread; on several, the engine gives the threads this and
+    /// the root below in turn (`kerf::nest2d::ThreadMeasures`): alone, the root is denser on
+    /// swim but not on the other strips (`benches/history/strip.md`).
     #[default]
     Cells,
     /// The integer square root of `ROOT_SCALE` times the shared cells. Concave, so a pair's

@@ -1054,7 +1054,6 @@ fn compact_last_sheet(
     }
     let target_reached = &AtomicBool::new(false);
     let threads = search_threads(s);
-    let moves = s.move_set();
     let items: Vec<Item> = last.placed.iter().map(|(i, _)| *i).collect();
     let phase_start = Instant::now();
     let total = deadline.saturating_duration_since(phase_start);
@@ -1138,6 +1137,8 @@ fn compact_last_sheet(
                     &table,
                     &last,
                 );
+                // (each thread its own overlap measure, `ThreadMeasures`)
+                let moves = s.move_set(t);
                 scope.spawn(move || {
                     let mut c = Compactor::new(
                         eval,

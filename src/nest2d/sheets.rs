@@ -55,16 +55,16 @@
 //! is no better than the construction (or that a sheet rule leaves with a part and no sheet) is
 //! dropped. Jobs with assemblies make no swaps (a swap does not keep kits whole), nor do jobs
 //! that ask for repeated layouts (a swap makes one more distinct layout). Every thread works the
-//! same sheet with its own seed and the sheet holding the most part area wins (the lowest
-//! thread on ties); an iteration budget is shared out by counts alone, so it gives the same
-//! sheets on every run.
+//! same sheet with its own seed and its own overlap measure (`ThreadMeasures`) and the sheet
+//! holding the most part area wins (the lowest thread on ties); an iteration budget is shared
+//! out by counts alone, so it gives the same sheets on every run.
 
 use super::engine::{
     no_deadline, sort_for_placing, FilledSheet, Item, PlacingOrder, Resolution, SheetOpener,
     MAX_COMPACTED_PARTS,
 };
 use super::kits::keep_whole;
-use super::model::{Problem, RepeatPreference};
+use super::model::{MoveSet, Problem, RepeatPreference};
 use super::rng::Rng;
 use super::search::{least_overlap_pose, Budget, Compactor, Oriented, Pose};
 use crate::cancel::CancelHandle;
@@ -243,7 +243,7 @@ impl SheetSearch<'_> {
                 max_rounds: Some(INSERT_ROUNDS),
             };
             let seed = seed.wrapping_add(n as u64 * 0x2545_f491);
-            if !self.insert(&mut trial, item, &budget, seed).0 {
+            if !self.insert(&mut trial, item, &budget, seed, 0).0 {
                 return false;
             }
         }
@@ -487,6 +487,12 @@ impl SheetSearch<'_> {
         densified_sheets(area / per_sheet)
     }
 
+    /// The moves of the search's thread `thread` (0 on the calling thread): its overlap
+    /// measure is the thread's (`ThreadMeasures`), as in the last sheet's compaction.
+    fn moves_of(&self, thread: usize) -> MoveSet {
+        self.problem.settings.move_set(thread)
+    }
+
     /// One part's area.
     fn item_area(&self, item: &Item) -> f64 {
         self.problem.parts[item.part].geometry.area()
@@ -527,7 +533,7 @@ impl SheetSearch<'_> {
                         .seed
                         .wrapping_add(salt.wrapping_mul(0x9e37_79b9))
                         .wrapping_add(t as u64 * 7919);
-                    scope.spawn(move || self.densify_one(sheet, pool, quota, slice, seed))
+                    scope.spawn(move || self.densify_one(sheet, pool, quota, slice, seed, t))
                 })
                 .collect();
             handles
@@ -571,6 +577,7 @@ impl SheetSearch<'_> {
         mut quota: Option<Quota>,
         slice: Slice,
         seed: u64,
+        thread: usize,
     ) -> (FilledSheet, Vec<Item>) {
         let problem = self.problem;
         let sheet_area = problem.sheets[sheet.sheet].area();
@@ -627,7 +634,7 @@ impl SheetSearch<'_> {
                             .rounds
                             .map(|r| r.saturating_sub(rounds_used).min(INSERT_ROUNDS)),
                     };
-                    rounds_used += self.press_alone(&mut sheet, &budget, seed);
+                    rounds_used += self.press_alone(&mut sheet, &budget, seed, thread);
                 }
                 refused.clear();
                 insert_rounds *= 2;
@@ -645,7 +652,7 @@ impl SheetSearch<'_> {
             };
             seed = seed.wrapping_add(0x2545_f491);
             let t = Instant::now();
-            let (inserted, rounds) = self.insert(&mut sheet, item, &budget, seed);
+            let (inserted, rounds) = self.insert(&mut sheet, item, &budget, seed, thread);
             tracing::debug!(
                 part = item.part,
                 inserted,
@@ -705,6 +712,7 @@ impl SheetSearch<'_> {
         item: Item,
         budget: &Budget,
         seed: u64,
+        thread: usize,
     ) -> (bool, u64) {
         // (an insertion past its deadline would still find its start: a ruin and recreate
         // inserting its small parts one by one after the deadline ran a 10 s trousers_x8 job 1 s
@@ -716,7 +724,7 @@ impl SheetSearch<'_> {
             return (false, 0);
         };
         let pose = *poses.last().expect("the item's pose");
-        let moves = self.problem.settings.move_set();
+        let moves = self.moves_of(thread);
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed, moves);
         let ok = c.total_overlap() == 0 || c.separate_in_place(budget);
         let rounds = c.rounds();
@@ -771,7 +779,7 @@ impl SheetSearch<'_> {
         items.push(item);
         let new = items.len() - 1;
         let area_of = |k: usize| self.item_area(&items[k]);
-        let moves = self.problem.settings.move_set();
+        let moves = self.problem.settings.move_set(0);
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses.clone(), seed, moves);
         let at_start = c.eviction(new, area_of).map(|out| (poses, out));
         let (poses, out) = if c.total_overlap() == 0 || c.separate_in_place(budget) {
@@ -847,7 +855,7 @@ impl SheetSearch<'_> {
             return None;
         }
         trial.placed = kept;
-        if !self.insert(&mut trial, item, budget, seed).0 {
+        if !self.insert(&mut trial, item, budget, seed, 0).0 {
             tracing::debug!(
                 part = item.part,
                 "ruin and recreate: no room among the big parts"
@@ -859,7 +867,8 @@ impl SheetSearch<'_> {
         trial.refill(self.eval, &mut pool, budget.deadline);
         let mut out: Vec<Item> = Vec::new();
         for (n, it) in pool.into_iter().enumerate() {
-            let (placed, _) = self.insert(&mut trial, it, budget, seed.wrapping_add(n as u64 + 1));
+            let (placed, _) =
+                self.insert(&mut trial, it, budget, seed.wrapping_add(n as u64 + 1), 0);
             if !placed {
                 out.push(it);
                 if self.area_of(&out) > limit {
@@ -1218,7 +1227,7 @@ impl SheetSearch<'_> {
             let handles: Vec<_> = (0..self.threads)
                 .map(|t| {
                     let (budget, seed) = (&budget, seed.wrapping_add(t as u64 * 7919));
-                    scope.spawn(move || self.compacted(sheet, budget, seed, until))
+                    scope.spawn(move || self.compacted(sheet, budget, seed, t, until))
                 })
                 .collect();
             handles
@@ -1238,8 +1247,14 @@ impl SheetSearch<'_> {
 
     /// `press` on the calling thread alone (a densifying thread's own press): the sheet pressed
     /// in place where that shortens it; returns the local-search rounds it took.
-    fn press_alone(&self, sheet: &mut FilledSheet, budget: &Budget, seed: u64) -> u64 {
-        let Some(c) = self.compacted(sheet, budget, seed, f64::NEG_INFINITY) else {
+    fn press_alone(
+        &self,
+        sheet: &mut FilledSheet,
+        budget: &Budget,
+        seed: u64,
+        thread: usize,
+    ) -> u64 {
+        let Some(c) = self.compacted(sheet, budget, seed, thread, f64::NEG_INFINITY) else {
             return 0;
         };
         let rounds = c.rounds;
@@ -1257,12 +1272,13 @@ impl SheetSearch<'_> {
         sheet: &FilledSheet,
         budget: &Budget,
         seed: u64,
+        thread: usize,
         until: f64,
     ) -> Option<Compacted> {
         if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
             return None;
         }
-        let moves = self.problem.settings.move_set();
+        let moves = self.moves_of(thread);
         let (lists, start) = (sheet.orientation_lists(), sheet.poses());
         let mut c = Compactor::new(self.eval, &sheet.area, lists, start, seed, moves);
         if c.total_overlap() > 0 {
@@ -1868,7 +1884,7 @@ mod tests {
             retries: 0,
             press_refused: false,
         };
-        let (sheet, pool) = search.densify_one(sheet, pool, Some(share), slice, 7);
+        let (sheet, pool) = search.densify_one(sheet, pool, Some(share), slice, 7, 0);
         assert_eq!(pool, items(2, 1), "the long part stays in the pool");
         assert_eq!(sheet.placed.len(), 3);
         assert!(no_overlap(&sheet));
@@ -1955,7 +1971,7 @@ mod tests {
             max_rounds: Some(60),
         };
         let mut alone = sheet.clone();
-        let rounds = search.press_alone(&mut alone, &budget, 3);
+        let rounds = search.press_alone(&mut alone, &budget, 3, 0);
         assert!((1..=60).contains(&rounds), "{rounds} rounds");
         assert!(alone.used_length() < sheet.used_length() - 3.0);
         let mut pending = big();
@@ -1966,7 +1982,7 @@ mod tests {
         let mut overlapping = sheet.clone();
         overlapping.placed[1].1 = overlapping.placed[0].1;
         let before = overlapping.placed.clone();
-        assert_eq!(search.press_alone(&mut overlapping, &budget, 3), 0);
+        assert_eq!(search.press_alone(&mut overlapping, &budget, 3, 0), 0);
         assert_eq!(overlapping.placed, before);
     }
 

@@ -953,7 +953,7 @@ pub(super) mod tests {
         );
         assert_eq!(pressed.area.x1, on.area.x1, "on the sheet as it is");
         assert!(pressed.used_length() <= on.area.x1 + 1e-9);
-        let moves = p.settings.move_set();
+        let moves = p.settings.move_set(0);
         let c = crate::nest2d::search::Compactor::new(
             &CpuEvaluator,
             &pressed.area,
@@ -1196,7 +1196,7 @@ pub(super) mod tests {
                 s.orientation_lists(),
                 s.poses(),
                 1,
-                p.settings.move_set(),
+                p.settings.move_set(0),
             );
             c.total_overlap() == 0 && s.used_length() <= s.area.x1 + 1e-9
         };

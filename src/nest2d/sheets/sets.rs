@@ -210,7 +210,7 @@ impl SheetSearch<'_> {
             .iter()
             .map(|(i, _)| res.table[i.part].as_slice())
             .collect();
-        let moves = self.problem.settings.move_set();
+        let moves = self.problem.settings.move_set(0);
         let mut c = Compactor::new(self.eval, &area, lists, poses.clone(), seed, moves);
         if c.total_overlap() > 0 {
             let stop = AtomicBool::new(false);
