@@ -601,18 +601,20 @@ fn run(cli: Cli) -> Result<()> {
                 },
         } => bench_esicup(
             &files,
-            time,
-            seed,
-            threads,
-            cells_per_part,
             &out,
             compute.as_deref(),
-            EsicupSearch {
+            kerf::nest2d::Settings {
+                max_run_time_s: time,
+                seed,
+                max_cpu: threads,
+                cells_per_part,
+                objective: kerf::nest2d::Objective::MinimiseLength,
                 moves,
                 sampled_rows,
-                measures: overlap_measure,
+                overlap_measure,
+                overlap_depth: depth_levels,
+                ..Default::default()
             },
-            depth_levels,
         ),
         Cmd::Bench {
             which:
@@ -995,24 +997,13 @@ fn bench_exports(
     Ok(())
 }
 
-/// How `bench esicup`'s local search moves, as its options ask.
-struct EsicupSearch {
-    moves: kerf::nest2d::Moves,
-    sampled_rows: u32,
-    measures: kerf::nest2d::ThreadMeasures,
-}
-
-#[allow(clippy::too_many_arguments)]
+/// `bench esicup`: every file nested as a strip with `settings` (its options, the objective
+/// MinimiseLength), each layout written and checked.
 fn bench_esicup(
     files: &[PathBuf],
-    time: f64,
-    seed: u64,
-    threads: u32,
-    cells_per_part: f64,
     out: &PathBuf,
     compute: Option<&str>,
-    search: EsicupSearch,
-    overlap_depth: kerf::nest2d::DepthLevels,
+    settings: kerf::nest2d::Settings,
 ) -> Result<()> {
     use kerf::bench::esicup;
     std::fs::create_dir_all(out)?;
@@ -1026,19 +1017,7 @@ fn bench_esicup(
     let mut failed = false;
     for f in files {
         let inst = esicup::load(f)?;
-        let settings = kerf::nest2d::Settings {
-            max_run_time_s: time,
-            seed,
-            max_cpu: threads,
-            cells_per_part,
-            objective: kerf::nest2d::Objective::MinimiseLength,
-            moves: search.moves,
-            sampled_rows: search.sampled_rows,
-            overlap_measure: search.measures,
-            overlap_depth: overlap_depth.clone(),
-            ..Default::default()
-        };
-        let o = esicup::run(&inst, settings, eval.as_ref())?;
+        let o = esicup::run(&inst, settings.clone(), eval.as_ref())?;
         let check = match &o.verified {
             Ok(()) => "verified".to_string(),
             Err(e) => {

@@ -48,19 +48,6 @@ pub enum OverlapMeasure {
 /// `OverlapMeasure::RootCells`' scale: one shared cell costs 8, a hundred 80.
 pub const ROOT_SCALE: u64 = 64;
 
-impl std::str::FromStr for OverlapMeasure {
-    type Err = String;
-    fn from_str(s: &str) -> Result<OverlapMeasure, String> {
-        match s {
-            "cells" => Ok(OverlapMeasure::Cells),
-            "root" => Ok(OverlapMeasure::RootCells),
-            other => Err(format!(
-                "overlap measure: expected cells or root, not {other:?}"
-            )),
-        }
-    }
-}
-
 impl OverlapMeasure {
     /// The cost of `cells` shared cells with one shape, at weight one.
     #[inline(always)]

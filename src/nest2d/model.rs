@@ -271,10 +271,11 @@ pub struct Settings {
 /// Which `OverlapMeasure` each thread of a search in parallel threads uses: one for all, or the
 /// two in turn. Why `Mixed` is the default: the two measures lead the search to different
 /// layouts (root is denser on swim, cells on albano), and the threads of a compaction phase all
-/// start from the best layout so far, so a thread of each finds what either finds alone and
-/// more: side by side at 60 s on this 2-core machine, swim 74.16 against 73.44 with cells alone
-/// and albano 88.13 against 87.57 (seeds 1 to 3; `benches/history/strip.md`, thirty-fifth
-/// session).
+/// start from the best layout so far, so each measure's search goes on from where the other got
+/// to: side by side at 60 s on this 2-core machine, swim 74.16 against 73.44 with cells alone
+/// (root alone 74.21 over five seeds, an earlier session) and albano 88.13 against 87.57 (root
+/// alone 87.01); the ten strips 85.12 against 84.97 (seeds 1 to 3; `benches/history/strip.md`,
+/// thirty-fifth session).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ThreadMeasures {
     /// Every thread pays the shared cells (`OverlapMeasure::Cells`).

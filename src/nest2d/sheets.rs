@@ -64,7 +64,7 @@ use super::engine::{
     MAX_COMPACTED_PARTS,
 };
 use super::kits::keep_whole;
-use super::model::{MoveSet, Problem, RepeatPreference};
+use super::model::{Problem, RepeatPreference};
 use super::rng::Rng;
 use super::search::{least_overlap_pose, Budget, Compactor, Oriented, Pose};
 use crate::cancel::CancelHandle;
@@ -487,12 +487,6 @@ impl SheetSearch<'_> {
         densified_sheets(area / per_sheet)
     }
 
-    /// The moves of the search's thread `thread` (0 on the calling thread): its overlap
-    /// measure is the thread's (`ThreadMeasures`), as in the last sheet's compaction.
-    fn moves_of(&self, thread: usize) -> MoveSet {
-        self.problem.settings.move_set(thread)
-    }
-
     /// One part's area.
     fn item_area(&self, item: &Item) -> f64 {
         self.problem.parts[item.part].geometry.area()
@@ -724,7 +718,7 @@ impl SheetSearch<'_> {
             return (false, 0);
         };
         let pose = *poses.last().expect("the item's pose");
-        let moves = self.moves_of(thread);
+        let moves = self.problem.settings.move_set(thread);
         let mut c = Compactor::new(self.eval, &sheet.area, lists, poses, seed, moves);
         let ok = c.total_overlap() == 0 || c.separate_in_place(budget);
         let rounds = c.rounds();
@@ -1278,7 +1272,7 @@ impl SheetSearch<'_> {
         if sheet.placed.len() < 2 || sheet.placed.len() > MAX_COMPACTED_PARTS {
             return None;
         }
-        let moves = self.moves_of(thread);
+        let moves = self.problem.settings.move_set(thread);
         let (lists, start) = (sheet.orientation_lists(), sheet.poses());
         let mut c = Compactor::new(self.eval, &sheet.area, lists, start, seed, moves);
         if c.total_overlap() > 0 {
