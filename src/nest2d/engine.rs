@@ -889,7 +889,7 @@ impl<'a> SheetOpener<'a> {
             if took_all || Instant::now() >= spend {
                 break;
             }
-            let mut order = self.shuffled(pending, rng);
+            let mut order = shuffled(self.problem, pending, rng);
             self.restore(&start);
             // (the same sheet type opens whatever the order: the first, in sheet order, that
             // holds one of the pending items alone)
@@ -908,24 +908,6 @@ impl<'a> SheetOpener<'a> {
         self.restore(&state);
         pending.retain(|i| !sheet.placed.iter().any(|(p, _)| p.same_unit(i)));
         Some(Some(sheet))
-    }
-
-    /// `items` shuffled a little: each moved by a random number of places, up to a fifth of
-    /// the list, either way, but never past an item of another part priority (the sheet
-    /// rules place higher priorities first).
-    fn shuffled(&self, items: &[Item], rng: &mut super::rng::Rng) -> Vec<Item> {
-        let reach = (items.len() / 5).max(2) as i32;
-        let mut keyed: Vec<(std::cmp::Reverse<i32>, i64, Item)> = items
-            .iter()
-            .enumerate()
-            .map(|(k, i)| {
-                let priority = self.problem.parts[i.part].priority;
-                let key = k as i64 + rng.range(-reach, reach) as i64;
-                (std::cmp::Reverse(priority), key, *i)
-            })
-            .collect();
-        keyed.sort_by_key(|(priority, key, _)| (*priority, *key));
-        keyed.into_iter().map(|(_, _, i)| i).collect()
     }
 
     /// What `open` changes: the quantities and sizes used, and the priority group.
@@ -1872,6 +1854,24 @@ pub fn placed_shapes(problem: &Problem, layout: &SheetLayout) -> Vec<PlacedShape
             spacing: part_spacing(problem, p.part),
         })
         .collect()
+}
+
+/// `items` shuffled a little: each moved by a random number of places, up to a fifth of the
+/// list, either way, but never past an item of another part priority (the sheet rules place
+/// higher priorities first).
+pub(super) fn shuffled(problem: &Problem, items: &[Item], rng: &mut super::rng::Rng) -> Vec<Item> {
+    let reach = (items.len() / 5).max(2) as i32;
+    let mut keyed: Vec<(std::cmp::Reverse<i32>, i64, Item)> = items
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            let priority = problem.parts[i.part].priority;
+            let key = k as i64 + rng.range(-reach, reach) as i64;
+            (std::cmp::Reverse(priority), key, *i)
+        })
+        .collect();
+    keyed.sort_by_key(|(priority, key, _)| (*priority, *key));
+    keyed.into_iter().map(|(_, _, i)| i).collect()
 }
 
 #[cfg(test)]

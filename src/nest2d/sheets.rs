@@ -35,7 +35,11 @@
 //! 3. **Repeat** a finished layout while the parts left allow it, as RepeatPreference asks.
 //! 4. **Empty the last sheet** into the others (the rebuild's, or the construction's when that
 //!    ranks better: on jobs of distinct parts a sheet's share is the whole pool and the
-//!    construction's first fit can be the denser): passes over the other sheets, the emptiest
+//!    construction's first fit can be the denser). First (`PAIR_SHARE` of the time) the
+//!    emptiest full sheets, up to `MAX_PAIRS`, are each **rebuilt with the last sheet**
+//!    (`rebuild_with_last`): the two sheets' parts nested anew on the full sheet, the last
+//!    sheet's parts first, what it leaves going onto the last sheet, kept where that leaves
+//!    the last sheet costing less. Then passes over the other sheets, the emptiest
 //!    first, each **pressing** the sheet (`press`: the strip search shortens its used length, so
 //!    its free room becomes one region at its end, where a long part finds a row, instead of
 //!    gaps between its parts) and then inserting the last sheet's parts. When a pass moves
@@ -151,6 +155,14 @@ const EMPTYING_RETRIES: u32 = 1;
 const BUDGETED_PASSES: u64 = 4;
 /// Passes in a row that empty nothing before emptying the last sheet stops.
 const MAX_IDLE_PASSES: u32 = 2;
+/// Share of the emptying time, at its start, for rebuilding the emptiest full sheets together
+/// with the last one (`SheetSearch::rebuild_with_last`), and how many such sheets at most.
+/// Measured against none, `kerf bench sheets --time 60`, this 2-core machine: the fourteen at
+/// seed 1, 85 sheets both ways, 78.42 sheet equivalents against 78.81 (0.5 of the time:
+/// 78.78, the emptying passes left too little); ten of them at seed 2, trousers_x2 6 sheets
+/// against 7 (its bar), the rest the same counts (benches/history/multi-sheet.md).
+const PAIR_SHARE: f64 = 0.3;
+const MAX_PAIRS: usize = 3;
 /// Share of a sheet's slice in an emptying pass for pressing it (the rest inserts parts).
 const PRESS_SHARE: f64 = 0.5;
 /// Share of what is left of a sheet's slice for pressing it each time every kind tried on it was
@@ -433,6 +445,15 @@ impl SheetSearch<'_> {
         // as full as the others, which have no room for it, and pressing them to try would
         // only make their layouts differ)
         if !whole_sets {
+            // first the emptiest full sheets rebuilt with the last one (under an iteration
+            // budget, each with the rounds of a sheet's emptying pass, and no clock)
+            let pairs_end = if empty_rounds.is_some() {
+                deadline
+            } else {
+                let window = deadline.saturating_duration_since(Instant::now());
+                Instant::now() + window.mul_f64(PAIR_SHARE)
+            };
+            self.rebuild_with_last(&mut done, pairs_end, empty_rounds);
             self.empty_last(&mut done, (deadline, empty_end), empty_rounds);
         }
         let better = self.rank(&done) < self.rank(construction);
@@ -1108,6 +1129,119 @@ impl SheetSearch<'_> {
             }
         }
         done.push(last);
+    }
+
+    /// Rebuilds the emptiest full sheets, one at a time, together with the last sheet: the
+    /// parts of both are nested anew on the full sheet (first fits in several orders, the
+    /// fullest kept, then densified by insertions) and what it does not take goes onto the last
+    /// sheet, kept where the last sheet then costs less (`LastSheet`). Emptying keeps a full
+    /// sheet's parts where they lie and looks for room among them; a sheet left with the parts
+    /// that pack worst has none, but the two sheets' parts together may hold a denser mix.
+    /// Up to `MAX_PAIRS` sheets, each in an equal part of the time to `end`; a last sheet
+    /// emptied by one is gone. Not in jobs with assemblies (kits move whole), nor where
+    /// RepeatPreference asks for repeats (a rebuilt copy is one more distinct layout), nor for
+    /// a pair whose parts differ in priority (a higher one must not move to the last sheet).
+    fn rebuild_with_last(&self, done: &mut Vec<FilledSheet>, end: Instant, rounds: Option<u64>) {
+        let n = done.len();
+        if n < 2
+            || self.problem.has_kits()
+            || self.problem.settings.repeat != RepeatPreference::None
+        {
+            return;
+        }
+        let pairs = MAX_PAIRS.min(n - 1);
+        let fresh = emptied(&done[n - 1]);
+        let mut tried: Vec<usize> = Vec::new();
+        for p in 0..pairs {
+            if self.cancel.is_cancelled() || Instant::now() >= end {
+                break;
+            }
+            let Some(k) = self
+                .emptiest_first(&done[..n - 1])
+                .into_iter()
+                .find(|k| !tried.contains(k))
+            else {
+                break;
+            };
+            tried.push(k);
+            let own: Vec<Item> = done[n - 1].placed.iter().map(|(i, _)| *i).collect();
+            // the last sheet's parts first: they are those no other sheet found room for, and
+            // the full sheet's own parts fill in around them
+            let mut pool = own.clone();
+            sort_for_placing(self.problem, &mut pool, ORDER);
+            let mut theirs: Vec<Item> = done[k].placed.iter().map(|(i, _)| *i).collect();
+            sort_for_placing(self.problem, &mut theirs, ORDER);
+            pool.extend(theirs);
+            let priority = |i: &Item| self.problem.parts[i.part].priority;
+            if pool.iter().any(|i| priority(i) != priority(&pool[0])) {
+                // (a part of a higher priority must not move onto the last sheet)
+                continue;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            let slice = Slice {
+                deadline: Instant::now() + left.div_f64((pairs - p) as f64),
+                rounds,
+                retries: MAX_RETRIES,
+                press_refused: true,
+            };
+            let seed = self
+                .problem
+                .settings
+                .seed
+                .wrapping_add(0x7f4a_7c15 + k as u64);
+            let spend = if rounds.is_some() {
+                end
+            } else {
+                let left = slice.deadline.saturating_duration_since(Instant::now());
+                Instant::now() + left.mul_f64(FIRST_FIT_SPEND)
+            };
+            let mut rng = Rng::new(seed);
+            let mut best: Option<(f64, FilledSheet, Vec<Item>)> = None;
+            for t in 0..FIRST_FIT_TRIES {
+                if t > 0 && Instant::now() >= spend {
+                    break;
+                }
+                let mut order = if t == 0 {
+                    pool.clone()
+                } else {
+                    super::engine::shuffled(self.problem, &pool, &mut rng)
+                };
+                let mut sheet = emptied(&done[k]);
+                sheet.refill(self.eval, &mut order, slice.deadline);
+                let area = sheet.part_area(self.problem);
+                if best.as_ref().is_none_or(|b| area > b.0 + 1e-9) {
+                    best = Some((area, sheet, order));
+                }
+            }
+            let Some((_, sheet, mut rest)) = best else {
+                continue;
+            };
+            let dense = self.densify(sheet, &mut rest, None, slice, 2_000_003 + k as u64);
+            if rest.is_empty() {
+                tracing::debug!(sheet = k, "rebuilt with the last sheet: it took all");
+                done[k] = dense;
+                done.pop();
+                return;
+            }
+            let before = self.last_sheet(&fresh, &own);
+            let after = self.last_sheet(&fresh, &rest);
+            tracing::debug!(
+                sheet = k,
+                from = self.utilisation(&done[k]),
+                to = self.utilisation(&dense),
+                last_from = before.length,
+                last_to = after.length,
+                "rebuilt with the last sheet"
+            );
+            if !after.beats(&before) {
+                continue;
+            }
+            let mut last = fresh.clone();
+            last.refill(self.eval, &mut rest, no_deadline());
+            debug_assert!(rest.is_empty(), "a finite length is a complete first fit");
+            done[k] = dense;
+            done[n - 1] = last;
+        }
     }
 
     /// What the last sheet would cost holding `pool`: see `LastSheet`. `fresh` is the last
@@ -1978,6 +2112,94 @@ mod tests {
         let before = overlapping.placed.clone();
         assert_eq!(search.press_alone(&mut overlapping, &budget, 3, 0), 0);
         assert_eq!(overlapping.placed, before);
+    }
+
+    /// Two 21 x 10.5 sheets: four small squares spread along the first sheet's foot, 5.5
+    /// apart, so that no gap takes the big square; the big square, and `smalls` more small
+    /// ones, on the last.
+    fn spread_and_last(smalls: u32) -> (Problem, Vec<FilledSheet>) {
+        let p = Problem {
+            parts: vec![
+                PartSpec::new("big", PartGeometry::single(Shape::rectangle(10.0, 10.0)), 1),
+                PartSpec::new(
+                    "small",
+                    PartGeometry::single(Shape::rectangle(4.0, 4.0)),
+                    4 + smalls,
+                ),
+            ],
+            sheets: vec![SheetSpec::rectangle("s", 21.0, 10.5)],
+            settings: Settings::default(),
+        };
+        let res = super::super::engine::resolution(&p, 64.0);
+        let far = Instant::now() + std::time::Duration::from_secs(60);
+        let mut opener = SheetOpener::new(&p, &res);
+        let mut pending = items(1, 4);
+        let mut full = opener
+            .open(&CpuEvaluator, &mut pending, far)
+            .flatten()
+            .expect("the sheet takes the small squares");
+        let cell = full.area.cell;
+        for (k, (it, pose)) in full.placed.iter_mut().enumerate() {
+            let b = full
+                .area
+                .bounds(&full.table[it.part][pose.orient], f64::INFINITY);
+            let b = b.expect("the small square fits the sheet");
+            pose.gx = b.x_lo + (k as f64 * 5.5 / cell).round() as i32;
+            pose.gy = b.y_lo;
+        }
+        let mut pending = items(0, 1);
+        pending.extend((4..4 + smalls).map(|instance| Item {
+            part: 1,
+            instance,
+            is_filler: false,
+        }));
+        let last = opener
+            .open(&CpuEvaluator, &mut pending, far)
+            .flatten()
+            .expect("the last sheet takes its parts");
+        assert!(pending.is_empty());
+        (p, vec![full, last])
+    }
+
+    #[test]
+    fn a_full_sheet_rebuilt_with_the_last_takes_what_found_no_gap() {
+        let (p, mut done) = spread_and_last(0);
+        assert!(no_overlap(&done[0]));
+        let mut pending = items(0, 1);
+        done[0]
+            .clone()
+            .refill(&CpuEvaluator, &mut pending, no_deadline());
+        assert_eq!(
+            pending.len(),
+            1,
+            "no gap of the full sheet takes the big square"
+        );
+        let cancel = CancelHandle::default();
+        let search = cpu_search(&p, &cancel);
+        search.rebuild_with_last(&mut done, no_deadline(), Some(200));
+        assert_eq!(done.len(), 1, "the last sheet is emptied and gone");
+        assert_eq!(done[0].placed.len(), 5);
+        assert!(no_overlap(&done[0]));
+
+        // more than a sheet holds: the full sheet takes the big square and four small ones,
+        // and the last keeps what is left, shorter than the big square it held
+        let (p, mut done) = spread_and_last(2);
+        let search = cpu_search(&p, &cancel);
+        let before = done[1].used_length();
+        search.rebuild_with_last(&mut done, no_deadline(), Some(200));
+        assert_eq!(done.len(), 2);
+        assert_eq!(done[0].placed.len() + done[1].placed.len(), 7);
+        assert!(done[0].placed.iter().any(|(i, _)| i.part == 0));
+        assert!(done[1].placed.iter().all(|(i, _)| i.part == 1));
+        assert!(done[1].used_length() < before - 3.0);
+        assert!(done.iter().all(no_overlap));
+        let mut units: Vec<(usize, u32)> = done
+            .iter()
+            .flat_map(|f| f.placed.iter().map(|(i, _)| (i.part, i.instance)))
+            .collect();
+        units.sort();
+        units.dedup();
+        assert_eq!(units.len(), 7, "no part lost or placed twice");
     }
 
     #[test]
