@@ -97,6 +97,19 @@ fn every_sheet_verifies_and_no_part_is_lost_or_doubled() {
             .collect();
         parts[0].spacing_override = Some(1.5);
         parts[1].allow_mirror = true;
+        // more part area than the big sheet's, with room to spare, so that no search can fit
+        // the job on one sheet (case 2's parts, as drawn, once fitted on the big sheet alone)
+        let area = |parts: &[PartSpec]| -> f64 {
+            parts
+                .iter()
+                .map(|p| p.geometry.area() * p.quantity as f64)
+                .sum()
+        };
+        while area(&parts) <= 1.2 * 120.0 * 80.0 {
+            for p in &mut parts {
+                p.quantity += 1;
+            }
+        }
         let mut big = SheetSpec::rectangle("big", 120.0, 80.0);
         big.quantity = Some(1);
         big.left = 2.0;

@@ -2041,15 +2041,7 @@ mod tests {
         // of the second (4 and 9 long) are too short for the big square (10)
         let (p, mut sheet) = swap_sheet(2);
         sheet.placed.retain(|(i, _)| i.part == 1);
-        let cell = sheet.area.cell;
-        for (k, (it, pose)) in sheet.placed.iter_mut().enumerate() {
-            let b = sheet
-                .area
-                .bounds(&sheet.table[it.part][pose.orient], f64::INFINITY);
-            let b = b.expect("the small square fits the sheet");
-            pose.gx = b.x_lo + (k as f64 * 8.0 / cell).round() as i32;
-            pose.gy = b.y_lo;
-        }
+        spread_along_foot(&mut sheet, 8.0);
         assert!(no_overlap(&sheet));
         let big = || items(0, 1);
         let mut pending = big();
@@ -2114,6 +2106,19 @@ mod tests {
         assert_eq!(overlapping.placed, before);
     }
 
+    /// The sheet's parts moved to its foot, `step` apart along it, in their order.
+    fn spread_along_foot(sheet: &mut FilledSheet, step: f64) {
+        let cell = sheet.area.cell;
+        for (k, (it, pose)) in sheet.placed.iter_mut().enumerate() {
+            let b = sheet
+                .area
+                .bounds(&sheet.table[it.part][pose.orient], f64::INFINITY);
+            let b = b.expect("the part fits the sheet");
+            pose.gx = b.x_lo + (k as f64 * step / cell).round() as i32;
+            pose.gy = b.y_lo;
+        }
+    }
+
     /// Two 21 x 10.5 sheets: four small squares spread along the first sheet's foot, 5.5
     /// apart, so that no gap takes the big square; the big square, and `smalls` more small
     /// ones, on the last.
@@ -2138,15 +2143,7 @@ mod tests {
             .open(&CpuEvaluator, &mut pending, far)
             .flatten()
             .expect("the sheet takes the small squares");
-        let cell = full.area.cell;
-        for (k, (it, pose)) in full.placed.iter_mut().enumerate() {
-            let b = full
-                .area
-                .bounds(&full.table[it.part][pose.orient], f64::INFINITY);
-            let b = b.expect("the small square fits the sheet");
-            pose.gx = b.x_lo + (k as f64 * 5.5 / cell).round() as i32;
-            pose.gy = b.y_lo;
-        }
+        spread_along_foot(&mut full, 5.5);
         let mut pending = items(0, 1);
         pending.extend((4..4 + smalls).map(|instance| Item {
             part: 1,
