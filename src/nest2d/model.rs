@@ -767,7 +767,7 @@ mod tests {
         assert_eq!(of("root".parse().unwrap()), [RootCells; 4]);
         let why = "deep".parse::<ThreadMeasures>().unwrap_err();
         assert!(why.contains("cells, root or mixed"), "{why}");
-        // one thread (MaximumCPUCount 1): the cell count, as before the mix
+        // thread 0, and so a search on one thread (MaximumCPUCount 1), pays the cell count
         let settings = Settings::default();
         assert_eq!(settings.move_set(0).measure, Cells);
         assert_eq!(settings.move_set(1).measure, RootCells);

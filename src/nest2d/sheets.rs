@@ -160,7 +160,8 @@ const MAX_IDLE_PASSES: u32 = 2;
 /// Measured against none, `kerf bench sheets --time 60`, this 2-core machine: the fourteen at
 /// seed 1, 85 sheets both ways, 78.42 sheet equivalents against 78.81 (0.5 of the time:
 /// 78.78, the emptying passes left too little); ten of them at seed 2, trousers_x2 6 sheets
-/// against 7 (its bar), the rest the same counts (benches/history/multi-sheet.md).
+/// against 7 (its bar), the rest the same counts; four at seed 3, the same counts, swim_x3
+/// 6.47 sheet equivalents against 6.38 (benches/history/multi-sheet.md).
 const PAIR_SHARE: f64 = 0.3;
 const MAX_PAIRS: usize = 3;
 /// Share of a sheet's slice in an emptying pass for pressing it (the rest inserts parts).
@@ -1151,6 +1152,8 @@ impl SheetSearch<'_> {
         }
         let pairs = MAX_PAIRS.min(n - 1);
         let fresh = emptied(&done[n - 1]);
+        let mut own: Vec<Item> = done[n - 1].placed.iter().map(|(i, _)| *i).collect();
+        let mut cost = self.last_sheet(&fresh, &own);
         let mut tried: Vec<usize> = Vec::new();
         for p in 0..pairs {
             if self.cancel.is_cancelled() || Instant::now() >= end {
@@ -1164,7 +1167,6 @@ impl SheetSearch<'_> {
                 break;
             };
             tried.push(k);
-            let own: Vec<Item> = done[n - 1].placed.iter().map(|(i, _)| *i).collect();
             // the last sheet's parts first: they are those no other sheet found room for, and
             // the full sheet's own parts fill in around them
             let mut pool = own.clone();
@@ -1209,8 +1211,12 @@ impl SheetSearch<'_> {
                 let mut sheet = emptied(&done[k]);
                 sheet.refill(self.eval, &mut order, slice.deadline);
                 let area = sheet.part_area(self.problem);
+                let took_all = order.is_empty();
                 if best.as_ref().is_none_or(|b| area > b.0 + 1e-9) {
                     best = Some((area, sheet, order));
+                }
+                if took_all {
+                    break;
                 }
             }
             let Some((_, sheet, mut rest)) = best else {
@@ -1223,35 +1229,41 @@ impl SheetSearch<'_> {
                 done.pop();
                 return;
             }
-            let before = self.last_sheet(&fresh, &own);
-            let after = self.last_sheet(&fresh, &rest);
+            let (after, last) = self.last_sheet_laid_out(&fresh, &rest);
             tracing::debug!(
                 sheet = k,
                 from = self.utilisation(&done[k]),
                 to = self.utilisation(&dense),
-                last_from = before.length,
+                last_from = cost.length,
                 last_to = after.length,
                 "rebuilt with the last sheet"
             );
-            if !after.beats(&before) {
+            // (a last sheet whose own parts a first fit cannot all take costs an infinite
+            // length, which a fit of fewer parts that does not take them all either beats on
+            // area: only a complete first fit may stand, or parts would be lost)
+            if !after.length.is_finite() || !after.beats(&cost) {
                 continue;
             }
-            let mut last = fresh.clone();
-            last.refill(self.eval, &mut rest, no_deadline());
-            debug_assert!(rest.is_empty(), "a finite length is a complete first fit");
             done[k] = dense;
             done[n - 1] = last;
+            (own, cost) = (rest, after);
         }
     }
 
     /// What the last sheet would cost holding `pool`: see `LastSheet`. `fresh` is the last
     /// sheet with no parts.
     fn last_sheet(&self, fresh: &FilledSheet, pool: &[Item]) -> LastSheet {
+        self.last_sheet_laid_out(fresh, pool).0
+    }
+
+    /// `last_sheet`, with the first fit it measured: the last sheet holding every part of
+    /// `pool` where the length is finite.
+    fn last_sheet_laid_out(&self, fresh: &FilledSheet, pool: &[Item]) -> (LastSheet, FilledSheet) {
         let area = self.area_of(pool);
-        if pool.is_empty() {
-            return LastSheet { length: 0.0, area };
-        }
         let mut sheet = fresh.clone();
+        if pool.is_empty() {
+            return (LastSheet { length: 0.0, area }, sheet);
+        }
         let mut rest = pool.to_vec();
         // a first fit always completes (no deadline): the same pool gives the same length
         sheet.refill(self.eval, &mut rest, no_deadline());
@@ -1260,7 +1272,7 @@ impl SheetSearch<'_> {
         } else {
             f64::INFINITY
         };
-        LastSheet { length, area }
+        (LastSheet { length, area }, sheet)
     }
 
     /// One swap: the first part of `pool` (the last sheet's parts, in placing order: priority,
